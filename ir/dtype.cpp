@@ -1,0 +1,59 @@
+#include "ir/dtype.h"
+
+namespace kiln::ir {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::F64: return 8;
+    case DType::F16: return 2;
+    case DType::BF16: return 2;
+    case DType::I8: return 1;
+    case DType::U8: return 1;
+    case DType::I16: return 2;
+    case DType::I32: return 4;
+    case DType::I64: return 8;
+    case DType::Bool: return 1;
+  }
+  return 0;
+}
+
+std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::I8: return "i8";
+    case DType::U8: return "u8";
+    case DType::I16: return "i16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (DType t : kAllDTypes)
+    if (dtype_name(t) == name) return t;
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_from_code(int code) {
+  for (DType t : kAllDTypes)
+    if (static_cast<int>(t) == code) return t;
+  return std::nullopt;
+}
+
+bool is_float(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+}
+
+bool is_integer(DType t) {
+  return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
+
+bool is_signed(DType t) { return is_float(t) || (is_integer(t) && t != DType::U8); }
+
+}  // namespace kiln::ir

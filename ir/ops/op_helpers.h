@@ -1,0 +1,52 @@
+// Helpers shared by op families: broadcasting, attribute checks, output allocation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace kiln::ir {
+
+// Multidirectional (numpy) broadcasting of two shapes; fails naming both shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+// Element strides of a tensor of `in_dims` read as the broadcast `out_dims`: right-aligned,
+// zero on broadcast (size-1 or missing) dims.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in_dims,
+                                       const std::vector<int64_t>& out_dims);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims);
+
+// Fails unless the input's dtype is one of `allowed`.
+void require_dtype(const Node& node, size_t input, std::initializer_list<DType> allowed);
+void require_float(const Node& node, size_t input);
+// Fails unless inputs a and b have the same dtype.
+void require_same_dtype(const Node& node, size_t a, size_t b);
+// The input's constant value, or a failure saying the op needs it known at compile time.
+const Tensor& require_constant(const Node& node, size_t input);
+
+// Calls fn(out_index, a_index, b_index) over a broadcast iteration space.
+template <class Fn>
+void for_each_broadcast(const std::vector<int64_t>& out_dims, const std::vector<int64_t>& a_strides,
+                        const std::vector<int64_t>& b_strides, Fn&& fn) {
+  const size_t rank = out_dims.size();
+  int64_t total = 1;
+  for (int64_t d : out_dims) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t o = 0; o < total; ++o) {
+    fn(o, ia, ib);
+    for (size_t k = rank; k-- > 0;) {
+      ++idx[k];
+      ia += a_strides[k];
+      ib += b_strides[k];
+      if (idx[k] < out_dims[k]) break;
+      ia -= a_strides[k] * out_dims[k];
+      ib -= b_strides[k] * out_dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+}  // namespace kiln::ir
