@@ -1,0 +1,483 @@
+#!/usr/bin/env python3
+"""Regenerate every sample model in models/ with its inputs and reference outputs.
+
+    .venv/bin/python models/make_models.py [NAME ...]
+
+For each model, models/<name>/ gets:
+    model.onnx        fully static shapes
+    input_K.npy       one per graph input, in graph input order
+    expected_K.npy    one per graph output, in graph output order, computed by
+                      ONNX Runtime (CPUExecutionProvider, graph optimizations
+                      off, one thread); for models that came from PyTorch the
+                      PyTorch outputs must agree before anything is written.
+and models/README.md is rewritten with each model's ops and shapes.
+
+Deterministic: fixed seeds, so a second run writes byte-identical files on the
+same machine. Needs torch (scripts/setup.sh --with-torch) for the PyTorch models.
+"""
+from __future__ import annotations
+
+import collections
+import importlib.util
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = Path(__file__).resolve().parent
+
+# PyTorch vs ONNX Runtime: max |a - b| <= RTOL * max(1, max |b|).
+RTOL = 1e-5
+
+MODELS: dict[str, dict] = {}
+
+
+def model(name: str, description: str, made_with: str, needs_torch: bool = True):
+    def register(fn):
+        MODELS[name] = dict(fn=fn, description=description, made_with=made_with,
+                            needs_torch=needs_torch)
+        return fn
+    return register
+
+
+# --------------------------------------------------------------------- helpers
+
+def rng(seed: int) -> np.random.RandomState:
+    return np.random.RandomState(seed)
+
+
+def strip_doc_strings(m: onnx.ModelProto) -> None:
+    """Exporters may put source paths or stack traces in doc strings."""
+    m.doc_string = ""
+    m.graph.doc_string = ""
+    for n in m.graph.node:
+        n.doc_string = ""
+
+
+def op_histogram(m: onnx.ModelProto) -> collections.Counter:
+    return collections.Counter(n.op_type for n in m.graph.node)
+
+
+def dims(vi: onnx.ValueInfoProto) -> list[int]:
+    out = []
+    for d in vi.type.tensor_type.shape.dim:
+        if not d.HasField("dim_value"):
+            raise AssertionError(f"{vi.name}: dimension {d} is not static")
+        out.append(d.dim_value)
+    return out
+
+
+def check_static(m: onnx.ModelProto) -> None:
+    for vi in list(m.graph.input) + list(m.graph.output):
+        dims(vi)
+    inferred = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True, data_prop=True)
+    for vi in inferred.graph.value_info:
+        dims(vi)
+
+
+def run_ort(m: onnx.ModelProto, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    assert names == [i.name for i in m.graph.input], (names, m.graph.input)
+    return sess.run(None, dict(zip(names, inputs)))
+
+
+def assert_close(name: str, got: np.ndarray, want: np.ndarray) -> float:
+    assert got.shape == want.shape and got.dtype == want.dtype, \
+        (name, got.shape, got.dtype, want.shape, want.dtype)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+    if not err <= RTOL * scale:
+        raise AssertionError(f"{name}: ONNX Runtime and PyTorch differ by {err:g} "
+                             f"(scale {scale:g}, tolerance {RTOL * scale:g})")
+    return err / scale
+
+
+def export_torch(module, inputs: list[np.ndarray], opset: int,
+                 do_constant_folding: bool = True) -> tuple[onnx.ModelProto, list[np.ndarray]]:
+    """Export an nn.Module in eval mode; return the model and PyTorch's outputs."""
+    import torch
+
+    module.eval()
+    args = tuple(torch.from_numpy(x) for x in inputs)
+    with torch.no_grad():
+        out = module(*args)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    buf = io.BytesIO()
+    torch.onnx.export(
+        module, args, buf, opset_version=opset,
+        input_names=[f"input_{k}" for k in range(len(inputs))],
+        output_names=[f"output_{k}" for k in range(len(outs))],
+        do_constant_folding=do_constant_folding,
+        # PRESERVE (with the module in eval mode) exports inference-mode ops but
+        # skips the EVAL-only peephole that folds BatchNorm into Conv even
+        # when do_constant_folding=False.
+        training=(torch.onnx.TrainingMode.EVAL if do_constant_folding
+                  else torch.onnx.TrainingMode.PRESERVE),
+        dynamic_axes=None)
+    m = onnx.load_from_string(buf.getvalue())
+    return m, [o.detach().numpy() for o in outs]
+
+
+def reinit_weights(module) -> None:
+    """He-normal weights so activations keep unit scale through the network
+    (PyTorch's default init shrinks them, leaving near-constant outputs that
+    would hide kernel bugs)."""
+    import torch
+
+    for layer in module.modules():
+        if isinstance(layer, (torch.nn.Conv2d, torch.nn.Linear)):
+            torch.nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")
+            if layer.bias is not None:
+                torch.nn.init.normal_(layer.bias, std=0.1)
+
+
+def randomize_batchnorm(module, seed: int) -> None:
+    """Give BatchNorm layers non-trivial running statistics and affine params."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    for layer in module.modules():
+        if isinstance(layer, torch.nn.BatchNorm2d):
+            c = layer.num_features
+            with torch.no_grad():
+                layer.running_mean.copy_(0.1 * torch.randn(c, generator=g))
+                layer.running_var.copy_(0.5 + torch.rand(c, generator=g))
+                layer.weight.copy_(0.75 + 0.5 * torch.rand(c, generator=g))
+                layer.bias.copy_(0.1 * torch.randn(c, generator=g))
+
+
+# ---------------------------------------------------------------------- models
+
+@model("mlp",
+       "Linear(64,128)-ReLU-Linear(128,64)-Tanh-Linear(64,10)-Softmax(dim=1), input [1,64]",
+       "PyTorch nn.Sequential, torch.onnx.export opset 13")
+def make_mlp():
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Linear(64, 128), nn.ReLU(),
+        nn.Linear(128, 64), nn.Tanh(),
+        nn.Linear(64, 10), nn.Softmax(dim=1))
+    reinit_weights(net)
+    x = rng(1).standard_normal((1, 64)).astype(np.float32)
+    m, ref = export_torch(net, [x], opset=13)
+    return m, [x], ref
+
+
+@model("cnn",
+       "small ResNet/MobileNet-style CNN, input [2,3,32,32] (batch 2): "
+       "Conv+BatchNorm+ReLU stem, residual block (Add), MaxPool, depthwise Conv "
+       "(groups=16)+BatchNorm+ReLU6 (Clip), pointwise Conv+BatchNorm+ReLU6, "
+       "AveragePool, squeeze-excite gate (GlobalAveragePool, 1x1 Convs, Sigmoid, Mul), "
+       "GlobalAveragePool, Flatten, Linear (Gemm)",
+       "PyTorch, eval mode, torch.onnx.export opset 13, do_constant_folding=False "
+       "(BatchNormalization nodes kept)")
+def make_cnn():
+    import torch
+    from torch import nn
+
+    def conv_bn(cin, cout, k=3, groups=1, act=None):
+        layers = [nn.Conv2d(cin, cout, k, padding=k // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(cout)]
+        if act is not None:
+            layers.append(act)
+        return nn.Sequential(*layers)
+
+    class Residual(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.a = conv_bn(c, c, act=nn.ReLU())
+            self.b = conv_bn(c, c)
+            self.relu = nn.ReLU()
+
+        def forward(self, x):
+            return self.relu(self.b(self.a(x)) + x)
+
+    class SqueezeExcite(nn.Module):
+        def __init__(self, c, r=4):
+            super().__init__()
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc1 = nn.Conv2d(c, c // r, 1)
+            self.relu = nn.ReLU()
+            self.fc2 = nn.Conv2d(c // r, c, 1)
+            self.gate = nn.Sigmoid()
+
+        def forward(self, x):
+            return x * self.gate(self.fc2(self.relu(self.fc1(self.pool(x)))))
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = conv_bn(3, 16, act=nn.ReLU())
+            self.res = Residual(16)
+            self.maxpool = nn.MaxPool2d(2)
+            self.dw = conv_bn(16, 16, k=3, groups=16, act=nn.ReLU6())
+            self.pw = conv_bn(16, 32, k=1, act=nn.ReLU6())
+            self.avgpool = nn.AvgPool2d(2, count_include_pad=False)  # no Pad node
+            self.se = SqueezeExcite(32)
+            self.gap = nn.AdaptiveAvgPool2d(1)
+            self.flatten = nn.Flatten()
+            self.fc = nn.Linear(32, 10)
+
+        def forward(self, x):
+            x = self.maxpool(self.res(self.stem(x)))
+            x = self.avgpool(self.pw(self.dw(x)))
+            x = self.se(x)
+            return self.fc(self.flatten(self.gap(x)))
+
+    torch.manual_seed(0)
+    net = CNN()
+    reinit_weights(net)
+    randomize_batchnorm(net, seed=1)
+    # Different statistics per batch item, so that the global pooling does not
+    # average both items to nearly the same output.
+    r = rng(2)
+    x = r.standard_normal((2, 3, 32, 32))
+    x[1] = 1.5 * x[1] + np.array([0.5, -0.3, 0.2]).reshape(3, 1, 1)
+    x = x.astype(np.float32)
+    m, ref = export_torch(net, [x], opset=13, do_constant_folding=False)
+    hist = op_histogram(m)
+    assert hist["BatchNormalization"] == 5, hist
+    assert "Pad" not in hist, hist
+    for op in ("Conv", "Relu", "Add", "Clip", "MaxPool", "AveragePool", "Sigmoid",
+               "Mul", "GlobalAveragePool", "Flatten", "Gemm"):
+        assert hist[op] > 0, (op, hist)
+    assert any(n.op_type == "Conv" and any(a.name == "group" and a.i == 16 for a in n.attribute)
+               for n in m.graph.node), "no depthwise Conv"
+    return m, [x], ref
+
+
+@model("ops_mix",
+       "hand-built graph with three inputs (A [2,3,4,5] f32, B [5,6] f32, "
+       "idx [4] i64) and three outputs; see the node list below",
+       "onnx.helper, opset 17, IR version 8; references from ONNX Runtime only",
+       needs_torch=False)
+def make_ops_mix():
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    r = rng(3)
+
+    def const_node(name, array):
+        return helper.make_node("Constant", [], [name], name=name,
+                                value=numpy_helper.from_array(array, name))
+
+    initializers = [
+        numpy_helper.from_array((0.5 + r.rand(1, 1, 1, 6)).astype(np.float32), "divisor"),
+        numpy_helper.from_array(np.array([0, -1, 6], np.int64), "shape_0_m1_6"),
+        numpy_helper.from_array(np.array(0, np.int64), "index_0"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes_0"),
+        numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+        numpy_helper.from_array(np.array([1, 3], np.int64), "axes_1_3"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes_m1"),
+    ]
+    N = helper.make_node
+    nodes = [
+        const_node("offset", r.standard_normal(6).astype(np.float32)),
+        # [2,3,4,5] x [5,6] -> [2,3,4,6]: batch-broadcast MatMul
+        N("MatMul", ["A", "B"], ["mm"], name="matmul"),
+        N("Transpose", ["mm"], ["t"], name="transpose", perm=[0, 2, 1, 3]),  # [2,4,3,6]
+        N("Sigmoid", ["t"], ["sig"], name="sigmoid"),
+        N("Sub", ["t", "offset"], ["centered"], name="sub"),               # bcast [6]
+        N("Div", ["centered", "divisor"], ["scaled"], name="div"),         # bcast [1,1,1,6]
+        N("Concat", ["sig", "scaled"], ["cat"], name="concat", axis=3),    # [2,4,3,12]
+        N("Reshape", ["cat", "shape_0_m1_6"], ["r1"], name="reshape_0_m1"),  # [2,24,6]
+        # Shape -> Gather -> Unsqueeze -> Concat -> Reshape: [2,24,6] -> [2,144]
+        N("Shape", ["r1"], ["r1_shape"], name="shape"),
+        N("Gather", ["r1_shape", "index_0"], ["batch"], name="gather_batch", axis=0),
+        N("Unsqueeze", ["batch", "axes_0"], ["batch_1d"], name="unsqueeze_batch"),
+        N("Concat", ["batch_1d", "minus_one"], ["new_shape"], name="concat_shape", axis=0),
+        N("Reshape", ["r1", "new_shape"], ["r2"], name="reshape_dynamic_shape"),
+        # Unsqueeze/Squeeze with axes as inputs: [2,144] -> [2,1,144,1] -> [2,1,144]
+        N("Unsqueeze", ["r2", "axes_1_3"], ["u"], name="unsqueeze"),
+        N("Squeeze", ["u", "axes_m1"], ["sq"], name="squeeze"),
+        N("Identity", ["sq"], ["out_squeezed"], name="identity"),
+        # Gather on axis 1 with negative indices, then Softmax on a non-last axis
+        N("Gather", ["r1", "idx"], ["picked"], name="gather_rows", axis=1),  # [2,4,6]
+        N("Softmax", ["picked"], ["out_softmax"], name="softmax", axis=1),
+        # Flatten at axis 2: [2,4,3,6] -> [8,18]
+        N("Flatten", ["t"], ["out_flat"], name="flatten", axis=2),
+    ]
+    graph = helper.make_graph(
+        nodes, "ops_mix",
+        inputs=[helper.make_tensor_value_info("A", f32, [2, 3, 4, 5]),
+                helper.make_tensor_value_info("B", f32, [5, 6]),
+                helper.make_tensor_value_info("idx", i64, [4])],
+        outputs=[helper.make_tensor_value_info("out_softmax", f32, [2, 4, 6]),
+                 helper.make_tensor_value_info("out_squeezed", f32, [2, 1, 144]),
+                 helper.make_tensor_value_info("out_flat", f32, [8, 18])],
+        initializer=initializers)
+    m = helper.make_model(graph, producer_name="kiln models/make_models.py",
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8  # readable by onnx 1.12 (Debian's libonnx-dev)
+    a = r.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = r.standard_normal((5, 6)).astype(np.float32)
+    idx = np.array([-1, 0, 5, -3], np.int64)
+    return m, [a, b, idx], None
+
+
+# ------------------------------------------------------------------------ main
+
+def write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def npy_bytes(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def build(name: str) -> dict:
+    spec = MODELS[name]
+    m, inputs, torch_outputs = spec["fn"]()
+    strip_doc_strings(m)
+    onnx.checker.check_model(m, full_check=True)
+    check_static(m)
+    assert len(inputs) == len(m.graph.input)
+    for x, vi in zip(inputs, m.graph.input):
+        assert list(x.shape) == dims(vi), (name, vi.name, x.shape)
+
+    outputs = run_ort(m, inputs)
+    assert len(outputs) == len(m.graph.output)
+    worst = None
+    if torch_outputs is not None:
+        assert len(torch_outputs) == len(outputs)
+        worst = max(assert_close(f"{name}/{vi.name}", o, t)
+                    for o, t, vi in zip(outputs, torch_outputs, m.graph.output))
+
+    folder = HERE / name
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.npy"):
+        stale.unlink()
+    write_atomic(folder / "model.onnx", m.SerializeToString())
+    for k, x in enumerate(inputs):
+        write_atomic(folder / f"input_{k}.npy", npy_bytes(x))
+    for k, y in enumerate(outputs):
+        write_atomic(folder / f"expected_{k}.npy", npy_bytes(y))
+
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    info = dict(name=name, spec=spec, model=m, inputs=inputs, outputs=outputs,
+                worst=worst, size=size)
+    print(f"{name:8s} {size / 1024:7.1f} KiB  nodes {len(m.graph.node):3d}  "
+          + (f"torch vs ort max rel err {worst:.2e}" if worst is not None else "ort only"))
+    return info
+
+
+def io_line(vi: onnx.ValueInfoProto, arr: np.ndarray, kind: str, k: int) -> str:
+    return f"`{kind}_{k}.npy` ← `{vi.name}` {arr.dtype} {list(arr.shape)}"
+
+
+def write_readme(infos: list[dict]) -> None:
+    lines = [
+        "# Sample models",
+        "",
+        "Made by `make_models.py` (run `.venv/bin/python models/make_models.py`; needs",
+        "`bash scripts/setup.sh --with-torch`). Every file here is generated; do not edit.",
+        "This README is rewritten by the same script.",
+        "",
+        "Each folder holds `model.onnx` (static shapes), `input_K.npy` in graph input",
+        "order and `expected_K.npy` in graph output order. Expected outputs come from",
+        "ONNX Runtime (CPUExecutionProvider, graph optimizations off, one thread); for",
+        "models exported from PyTorch the PyTorch outputs were checked to agree within",
+        f"max|ort - torch| <= {RTOL:g} * max(1, max|torch|) before writing.",
+        "Inputs are seeded, so a rerun writes the same bytes.",
+        "",
+        f"Versions: onnx {onnx.__version__}, onnxruntime {ort.__version__}, numpy {np.__version__}"
+        + _torch_version() + ".",
+        "",
+        "| model | size | nodes | inputs | outputs |",
+        "|---|---|---|---|---|",
+    ]
+    for i in infos:
+        m = i["model"]
+        ins = ", ".join(f"{x.dtype}{list(x.shape)}" for x in i["inputs"])
+        outs = ", ".join(f"{y.dtype}{list(y.shape)}" for y in i["outputs"])
+        lines.append(f"| `{i['name']}` | {i['size'] / 1024:.1f} KiB | {len(m.graph.node)} "
+                     f"| {ins} | {outs} |")
+    for i in infos:
+        m = i["model"]
+        spec = i["spec"]
+        opset = next(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
+        hist = op_histogram(m)
+        lines += [
+            "",
+            f"## {i['name']}",
+            "",
+            f"{spec['description']}.",
+            "",
+            f"Made with: {spec['made_with']}. Opset {opset}, IR version {m.ir_version}, "
+            f"{len(m.graph.initializer)} initializers "
+            f"({sum(int(np.prod(t.dims)) for t in m.graph.initializer)} values).",
+            "",
+            "Ops: " + ", ".join(f"{op} ×{c}" for op, c in sorted(hist.items())) + ".",
+            "",
+        ]
+        lines += [f"- {io_line(vi, x, 'input', k)}"
+                  for k, (vi, x) in enumerate(zip(m.graph.input, i["inputs"]))]
+        lines += [f"- {io_line(vi, y, 'expected', k)}"
+                  for k, (vi, y) in enumerate(zip(m.graph.output, i["outputs"]))]
+        if i["name"] == "ops_mix":
+            lines += ["", "Nodes (in order):", ""]
+            for n in m.graph.node:
+                attrs = ", ".join(f"{a.name}={helper.get_attribute_value(a)}"
+                                  for a in n.attribute if a.name != "value")
+                lines.append(f"- `{n.name}`: {n.op_type}({', '.join(n.input)}) → "
+                             f"{', '.join(n.output)}" + (f" [{attrs}]" if attrs else ""))
+    write_atomic(HERE / "README.md", ("\n".join(lines) + "\n").encode())
+
+
+def _torch_version() -> str:
+    try:
+        import torch
+        return f", torch {torch.__version__}"
+    except ImportError:
+        return ""
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"make_models.py: unknown model(s) {unknown}; known: {list(MODELS)}",
+              file=sys.stderr)
+        return 2
+    need = [n for n in names if MODELS[n]["needs_torch"]]
+    if need and importlib.util.find_spec("torch") is None:
+        print(f"make_models.py: {need} need torch; run `bash scripts/setup.sh --with-torch` "
+              f"(or build only the others: {[n for n in MODELS if n not in need]})",
+              file=sys.stderr)
+        return 1
+    infos = [build(n) for n in names]
+    if names == list(MODELS):
+        write_readme(infos)
+    else:
+        print("(README.md not rewritten: it is written only when all models are built)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
