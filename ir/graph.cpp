@@ -120,8 +120,9 @@ void Graph::replace_all_uses(Value* from, Value* to) {
 
 void Graph::remove_nodes(const std::vector<Node*>& doomed) {
   std::set<const Node*> set(doomed.begin(), doomed.end());
-  for (Node* n : doomed) {
+  for (Node* n : doomed)
     for (size_t i = 0; i < n->inputs_.size(); ++i) n->set_input(i, nullptr);
+  for (Node* n : doomed) {
     for (Value* out : n->outputs_) {
       if (!out->users_.empty() || is_graph_output(out))
         fail("cannot remove {}: output '{}' is still used", n->describe(), out->name());
@@ -130,6 +131,18 @@ void Graph::remove_nodes(const std::vector<Node*>& doomed) {
   }
   std::erase_if(nodes_, [&](const std::unique_ptr<Node>& n) { return set.count(n.get()) > 0; });
   remove_unused_values();
+}
+
+void Graph::fold_node(Node* node, std::vector<Tensor> results) {
+  if (results.size() != node->outputs_.size())
+    fail("{}: folding produced {} results for {} outputs", node->describe(), results.size(),
+         node->outputs_.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    node->outputs_[i]->producer_ = nullptr;
+    node->outputs_[i]->set_constant(std::move(results[i]));
+  }
+  node->outputs_.clear();
+  remove_nodes({node});
 }
 
 void Graph::remove_unused_values() {

@@ -130,6 +130,8 @@ class Graph {
   // Removes nodes (their outputs must be unused) and then values nobody refers to.
   void remove_nodes(const std::vector<Node*>& nodes);
   void remove_unused_values();
+  // Replaces a node by constants: its outputs keep their names and become `results`.
+  void fold_node(Node* node, std::vector<Tensor> results);
 
   std::string unique_value_name(const std::string& base) const;
 

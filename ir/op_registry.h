@@ -41,6 +41,9 @@ using InferFn = void (*)(Node& node);
 using EvalFn = void (*)(const Node& node, std::span<const Tensor* const> inputs,
                         std::vector<Tensor>& outputs);
 using CostFn = Cost (*)(const Node& node);
+// Compile-time results from the inputs' types alone (Shape of a static shape), or nullopt.
+// Ops whose results need the inputs' values are folded through `eval` instead.
+using FoldFn = std::optional<std::vector<Tensor>> (*)(const Node& node);
 
 struct OpDef {
   std::string name;
@@ -52,6 +55,7 @@ struct OpDef {
   InferFn infer = nullptr;
   EvalFn eval = nullptr;
   CostFn cost = nullptr;  // nullptr: memory-bound, cost is bytes moved
+  FoldFn fold = nullptr;
   // Elementwise ops only: the scalar function as a C++ expression over `x` (unary) or `a`
   // and `b` (binary), with `T` the compute type. The same text is compiled into the
   // reference implementation (ir/ops/elementwise_ops.def) and emitted by code generators.

@@ -1,0 +1,141 @@
+// kiln compile MODEL -o OUTDIR: the model as an executable, libraries and their sources.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/model_loader.h"
+#include "codegen/cpp/builder.h"
+#include "codegen/cpp/cpp_backend.h"
+#include "ir/error.h"
+
+namespace kiln::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CompileArgs {
+  std::string model;
+  std::string out_dir;
+  std::string emit = "exe,lib,source";
+  std::string name;
+  std::string weights = "embedded";
+  std::vector<std::string> dims;
+  std::string cpu = "native";
+  int jobs = 2;
+  bool verbose = false;
+};
+
+std::set<std::string> parse_emit(const std::string& text) {
+  std::set<std::string> kinds;
+  std::stringstream s(text);
+  std::string kind;
+  while (std::getline(s, kind, ',')) {
+    if (kind != "exe" && kind != "lib" && kind != "shared" && kind != "source")
+      fail("--emit {}: unknown kind '{}' (expected exe, lib, shared or source)", text, kind);
+    kinds.insert(kind);
+  }
+  if (kinds.empty()) fail("--emit: nothing to emit");
+  return kinds;
+}
+
+// Moves `from` to `to`, replacing what was there; nothing half-written is ever visible.
+void publish(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::path old;
+  if (fs::exists(to, ec)) {
+    old = to.parent_path() / fmt::format(".{}.kiln-old-{}", to.filename().string(), getpid());
+    fs::rename(to, old);
+  }
+  fs::rename(from, to);
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+
+int run_compile(const CompileArgs& args) {
+  PhaseTimer timer(args.verbose);
+  std::set<std::string> emit = parse_emit(args.emit);
+  if (args.weights != "embedded" && args.weights != "external")
+    fail("--weights {}: expected embedded or external", args.weights);
+  LoadOptions load;
+  load.dims = parse_dims(args.dims);
+  std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
+
+  codegen::cpp::CppOptions options;
+  options.name = codegen::cpp::c_identifier(args.name.empty() ? fs::path(args.model).stem().string()
+                                                              : args.name);
+  options.source_model = fs::path(args.model).filename().string();
+  options.external_weights = args.weights == "external";
+  codegen::cpp::GeneratedModel model = timer.phase("codegen", [&] {
+    try {
+      return codegen::cpp::generate_cpp(*graph, options);
+    } catch (const Error& e) {
+      fail("{}: {}", args.model, e.what());
+    }
+  });
+
+  fs::path out = fs::absolute(args.out_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    fail("{}: exists and is not a directory", out.string());
+  fs::create_directories(out.parent_path(), ec);
+  fs::path tmp = out.parent_path() / fmt::format(".{}.kiln-tmp-{}", out.filename().string(), getpid());
+  fs::remove_all(tmp, ec);
+  try {
+    fs::create_directories(tmp);
+    fs::path src = tmp / "src";
+    timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
+    codegen::cpp::BuildOptions build;
+    build.exe = emit.count("exe") > 0;
+    build.lib = emit.count("lib") > 0;
+    build.shared = emit.count("shared") > 0;
+    build.native = args.cpu == "native";
+    build.jobs = std::max(1, args.jobs);
+    build.log = args.verbose ? &std::cerr : nullptr;
+    timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
+    if (build.lib || build.shared) fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+    if (options.external_weights)
+      fs::copy_file(src / (model.name + ".weights"), tmp / (model.name + ".weights"));
+    if (!emit.count("source")) fs::remove_all(src);
+    publish(tmp, out);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  if (args.verbose)
+    fmt::print(stderr, "kiln: arena {} bytes (lower bound {}, unplanned {}), weights {} bytes\n",
+               model.plan.arena_size, model.plan.lower_bound, model.plan.naive_size,
+               model.weights.size());
+  return 0;
+}
+
+}  // namespace
+
+Command add_compile_command(CLI::App& app) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* cmd = app.add_subcommand("compile", "compile a model into an executable, libraries and sources");
+  cmd->add_option("model", args->model, "the model file (.onnx)")->required();
+  cmd->add_option("-o,--output", args->out_dir, "output directory (replaced if it exists)")->required();
+  cmd->add_option("--emit", args->emit,
+                  "what to write, comma-separated: exe (OUTDIR/NAME), lib (libNAME.a + NAME.h), "
+                  "shared (libNAME.so + NAME.h), source (OUTDIR/src with a CMakeLists.txt)")
+      ->capture_default_str();
+  cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
+  cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
+      ->capture_default_str();
+  cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
+  cmd->add_option("--cpu", args->cpu, "native (this machine's instruction set) or generic")
+      ->check(CLI::IsMember({"native", "generic"}))
+      ->capture_default_str();
+  cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
+  cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
+  return {cmd, [args] { return run_compile(*args); }};
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,28 @@
+// Loading a model for any command: the frontend chosen by file type, symbolic dims bound
+// from the command line, and the optimization pipeline.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cli/phase_timer.h"
+#include "ir/graph.h"
+#include "passes/pass_manager.h"
+
+namespace kiln::cli {
+
+struct LoadOptions {
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
+  bool optimize = true;                 // run the default pipeline after import
+  passes::PipelineOptions pipeline;
+};
+
+// Imports `path`; errors name the file. Returns a verified graph with types inferred.
+std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,
+                                      PhaseTimer& timer);
+
+// Parses "NAME=VALUE" pairs given to --dim.
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs);
+
+}  // namespace kiln::cli

@@ -1,0 +1,18 @@
+// The files around the generated model code: the C API header with its C++ wrapper, the
+// metadata tables, main() for the executable, the weights embedding, and a CMakeLists.txt
+// that rebuilds everything without kiln.
+#pragma once
+
+#include <string>
+
+#include "codegen/cpp/cpp_backend.h"
+
+namespace kiln::codegen::cpp {
+
+std::string api_header(const ir::Graph& graph, const CppOptions& options);
+std::string metadata_source(const ir::Graph& graph, const CppOptions& options);
+std::string main_source(const CppOptions& options);
+std::string weights_source(const CppOptions& options);
+std::string project_cmake(const CppOptions& options);
+
+}  // namespace kiln::codegen::cpp

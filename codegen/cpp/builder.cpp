@@ -1,0 +1,240 @@
+#include "codegen/cpp/builder.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "codegen/cpp/runtime_files.h"
+#include "ir/error.h"
+
+extern char** environ;
+
+namespace kiln::codegen::cpp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_file(const fs::path& path, std::string_view data) {
+  fs::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!f) fail("{}: cannot write", path.string());
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string compiler(const BuildOptions& options) {
+  if (!options.cxx.empty()) return options.cxx;
+  const char* env = std::getenv("CXX");
+  return env && *env ? env : "c++";
+}
+
+struct Command {
+  std::vector<std::string> argv;
+  std::string what;  // for messages: the file being built
+};
+
+// Runs commands, `jobs` at a time; fails with the first failure's compiler output.
+void run_commands(const std::vector<Command>& commands, int jobs, const fs::path& log_dir,
+                  std::ostream* log) {
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  std::string failure;
+  auto wait_one = [&] {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) fail("waiting for the compiler: {}", std::strerror(errno));
+    auto it = running.find(pid);
+    if (it == running.end()) return;
+    size_t i = it->second;
+    running.erase(it);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && failure.empty()) {
+      std::string out = read_file(log_dir / fmt::format("cmd{}.log", i));
+      if (out.size() > 4000) out = out.substr(0, 4000) + "\n...";
+      failure = fmt::format("building {} failed: {}\n{}", commands[i].what,
+                            fmt::join(commands[i].argv, " "), out);
+    }
+  };
+  while (next < commands.size() || !running.empty()) {
+    while (failure.empty() && next < commands.size() && static_cast<int>(running.size()) < jobs) {
+      const Command& c = commands[next];
+      if (log) fmt::print(*log, "  {}\n", fmt::join(c.argv, " "));
+      std::vector<char*> argv;
+      for (const std::string& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      std::string log_path = (log_dir / fmt::format("cmd{}.log", next)).string();
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_adddup2(&actions, 1, 2);
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+      pid_t pid = 0;
+      int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+      posix_spawn_file_actions_destroy(&actions);
+      if (rc != 0) {
+        while (!running.empty()) wait_one();
+        fail("cannot run the C++ compiler '{}': {} (set $CXX)", argv[0], std::strerror(rc));
+      }
+      running[pid] = next++;
+    }
+    if (running.empty()) break;
+    wait_one();
+  }
+  if (!failure.empty()) throw Error(failure);
+}
+
+std::vector<std::string> compile_flags(const BuildOptions& options) {
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-pthread", "-fno-plt"};
+  if (options.native) flags.push_back("-march=native");
+  return flags;
+}
+
+// A 64-bit FNV-1a hash, for cache keys.
+uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string compiler_identity(const std::string& cxx) {
+  // The compiler's own version text, so a compiler upgrade invalidates the cache.
+  fs::path tmp = fs::temp_directory_path() / fmt::format("kiln-cxx-{}", getpid());
+  std::string cmd = fmt::format("'{}' --version > '{}' 2>&1", cxx, tmp.string());
+  int rc = std::system(cmd.c_str());
+  std::string text = rc == 0 ? read_file(tmp) : "";
+  fs::remove(tmp);
+  if (rc != 0) fail("cannot run the C++ compiler '{}' (set $CXX)", cxx);
+  return text;
+}
+
+// Compiles the runtime into a cache directory (once per runtime, compiler and flags) and
+// returns its object files.
+std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOptions& options,
+                                      const fs::path& work_dir) {
+  std::string cxx = compiler(options);
+  std::vector<std::string> flags = compile_flags(options);
+  uint64_t key = fnv1a(compiler_identity(cxx));
+  key = fnv1a(fmt::format("{}", fmt::join(flags, " ")), key);
+  std::vector<std::string> sources;
+  for (const EmbeddedFile& f : runtime_files()) {
+    key = fnv1a(f.path, key);
+    key = fnv1a(f.data, key);
+    if (f.path.substr(0, 4) == "src/") sources.emplace_back(f.path);
+  }
+  fs::path cache = runtime_cache_dir() / fmt::format("runtime-{:016x}", key);
+  auto objects_in = [&](const fs::path& dir) {
+    std::vector<fs::path> objs;
+    for (const std::string& s : sources) objs.push_back(dir / (fs::path(s).stem().string() + ".o"));
+    return objs;
+  };
+  std::error_code ec;
+  if (fs::exists(cache / "complete", ec)) return objects_in(cache);
+
+  fs::path build_dir = work_dir / "runtime-objects";
+  fs::create_directories(build_dir);
+  std::vector<Command> commands;
+  for (const std::string& s : sources) {
+    Command c{{cxx}, "runtime " + s};
+    c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+    c.argv.insert(c.argv.end(), {"-I", (src_dir / "runtime/include").string(), "-c",
+                                 (src_dir / "runtime" / s).string(), "-o",
+                                 (build_dir / (fs::path(s).stem().string() + ".o")).string()});
+    commands.push_back(std::move(c));
+  }
+  run_commands(commands, options.jobs, work_dir, options.log);
+  write_file(build_dir / "complete", "");
+  // Publish atomically; if another kiln got there first, use its copy.
+  fs::create_directories(cache.parent_path(), ec);
+  fs::path staging = cache.parent_path() / fmt::format(".staging-{}-{:016x}", getpid(), key);
+  fs::copy(build_dir, staging, fs::copy_options::recursive, ec);
+  if (!ec) fs::rename(staging, cache, ec);
+  if (ec) {
+    fs::remove_all(staging, ec);
+    return objects_in(fs::exists(cache / "complete") ? cache : build_dir);
+  }
+  return objects_in(cache);
+}
+
+}  // namespace
+
+fs::path runtime_cache_dir() {
+  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "kiln";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "kiln";
+  return fs::temp_directory_path() / "kiln-cache";
+}
+
+void write_sources(const GeneratedModel& model, const fs::path& src_dir) {
+  fs::create_directories(src_dir);
+  for (const auto& [path, text] : model.files) write_file(src_dir / path, text);
+  write_file(src_dir / (model.name + ".weights"), model.weights);
+  for (const EmbeddedFile& f : runtime_files()) write_file(src_dir / "runtime" / f.path, f.data);
+}
+
+void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path& out_dir,
+           const BuildOptions& options) {
+  if (!options.exe && !options.lib && !options.shared) return;
+  fs::path work = out_dir / ".build";
+  fs::create_directories(work);
+  std::vector<fs::path> rt_objects = runtime_objects(src_dir, options, work);
+
+  std::string cxx = compiler(options);
+  std::vector<std::string> flags = compile_flags(options);
+  std::vector<std::string> model_sources = {"model.cpp", "metadata.cpp"};
+  if (model.files.count(model.name + "_weights.cpp")) model_sources.push_back(model.name + "_weights.cpp");
+  if (options.exe) model_sources.push_back("main.cpp");
+  std::vector<Command> commands;
+  for (const std::string& s : model_sources) {
+    Command c{{cxx}, s};
+    c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+    c.argv.insert(c.argv.end(), {"-I", src_dir.string(), "-I", (src_dir / "runtime/include").string(),
+                                 "-Wa,-I," + src_dir.string(), "-c", (src_dir / s).string(), "-o",
+                                 (work / (fs::path(s).stem().string() + ".o")).string()});
+    commands.push_back(std::move(c));
+  }
+  run_commands(commands, options.jobs, work, options.log);
+
+  std::vector<std::string> objects;
+  for (const std::string& s : model_sources)
+    if (s != "main.cpp") objects.push_back((work / (fs::path(s).stem().string() + ".o")).string());
+  for (const fs::path& o : rt_objects) objects.push_back(o.string());
+
+  std::vector<Command> links;
+  fs::path archive = (options.lib ? out_dir : work) / ("lib" + model.name + ".a");
+  if (options.lib || options.exe) {
+    Command ar{{"ar", "rcs", archive.string()}, archive.filename().string()};
+    ar.argv.insert(ar.argv.end(), objects.begin(), objects.end());
+    links.push_back(std::move(ar));
+  }
+  run_commands(links, 1, work, options.log);
+  links.clear();
+  if (options.exe)
+    links.push_back({{cxx, "-pthread", "-o", (out_dir / model.name).string(),
+                      (work / "main.o").string(), archive.string()},
+                     model.name});
+  if (options.shared) {
+    Command so{{cxx, "-shared", "-pthread", "-o", (out_dir / ("lib" + model.name + ".so")).string()},
+               "lib" + model.name + ".so"};
+    so.argv.insert(so.argv.end(), objects.begin(), objects.end());
+    links.push_back(std::move(so));
+  }
+  run_commands(links, options.jobs, work, options.log);
+  fs::remove_all(work);
+}
+
+}  // namespace kiln::codegen::cpp

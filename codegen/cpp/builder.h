@@ -1,0 +1,34 @@
+// Turns a GeneratedModel into files and binaries: writes the source project and runs the
+// C++ compiler ($CXX, else c++) to build the executable and libraries.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "codegen/cpp/cpp_backend.h"
+
+namespace kiln::codegen::cpp {
+
+struct BuildOptions {
+  bool exe = true;
+  bool lib = true;
+  bool shared = false;
+  std::string cxx;             // empty: $CXX, else "c++"
+  bool native = true;          // -march=native for the model and the runtime
+  int jobs = 2;                // compiler processes at once
+  std::ostream* log = nullptr; // commands, with -v
+};
+
+// Writes the generated sources and the runtime into `src_dir` (created).
+void write_sources(const GeneratedModel& model, const std::filesystem::path& src_dir);
+
+// Compiles `src_dir` (from write_sources) into `out_dir`: NAME, libNAME.a, libNAME.so.
+// Runtime objects are cached between compilations (see runtime_cache_dir).
+void build(const GeneratedModel& model, const std::filesystem::path& src_dir,
+           const std::filesystem::path& out_dir, const BuildOptions& options);
+
+// $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln.
+std::filesystem::path runtime_cache_dir();
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,376 @@
+#include "codegen/cpp/cpp_backend.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "codegen/cpp/api_files.h"
+#include "codegen/cpp/emit_context.h"
+#include "codegen/cpp/emitter.h"
+#include "ir/error.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t value_bytes(const ir::Value* v) {
+  return static_cast<size_t>(v->shape().numel()) * ir::dtype_size(v->dtype());
+}
+
+// How each node is lowered.
+enum class Lowering { Emit, Alias, Copy };
+
+struct Plan {
+  std::unordered_map<const ir::Value*, Location> locations;
+  std::unordered_map<const ir::Node*, size_t> scratch;
+  std::unordered_map<const ir::Node*, Lowering> lowering;
+  std::vector<std::pair<size_t, const ir::Value*>> final_copies;  // output index, source
+  std::string weights;
+  passes::MemoryPlan memory;
+};
+
+size_t append_weight(std::string& blob, const ir::Tensor& t) {
+  blob.resize((blob.size() + kAlign - 1) / kAlign * kAlign, '\0');
+  size_t offset = blob.size();
+  blob.append(static_cast<const char*>(t.raw()), t.nbytes());
+  return offset;
+}
+
+Plan plan_graph(const ir::Graph& graph) {
+  Plan plan;
+  const EmitterRegistry& registry = emitters();
+
+  for (size_t i = 0; i < graph.inputs().size(); ++i)
+    plan.locations[graph.inputs()[i]] = {Location::Input, i, 0};
+
+  // A graph output is written in place by its producer unless it is a graph input, a
+  // constant, listed twice, or the view of another value; those are copied at the end.
+  std::unordered_set<const ir::Value*> homed;
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    const ir::Value* v = graph.outputs()[j];
+    if (v->producer() && !homed.count(v)) {
+      plan.locations[v] = {Location::Output, j, 0};
+      homed.insert(v);
+    } else {
+      plan.final_copies.emplace_back(j, v);
+    }
+  }
+
+  // Aliases: a view shares its root's storage; the root then lives as long as any view.
+  std::unordered_map<const ir::Value*, const ir::Value*> root;
+  auto root_of = [&](const ir::Value* v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  for (const auto& n : graph.nodes()) {
+    const Emitter* e = registry.find(n->op());
+    if (e->alias_input >= 0 && !homed.count(n->output(0))) {
+      plan.lowering[n.get()] = Lowering::Alias;
+      root[n->output(0)] = root_of(n->input(static_cast<size_t>(e->alias_input)));
+    } else {
+      plan.lowering[n.get()] = e->alias_input >= 0 ? Lowering::Copy : Lowering::Emit;
+    }
+  }
+
+  // Constants that code reads go into the weights blob.
+  auto place_weight = [&](const ir::Value* v) {
+    if (v && v->is_constant() && !plan.locations.count(v))
+      plan.locations[v] = {Location::Weight, 0, append_weight(plan.weights, v->constant())};
+  };
+  for (const auto& n : graph.nodes())
+    if (plan.lowering[n.get()] != Lowering::Alias)
+      for (const ir::Value* v : n->inputs()) place_weight(root_of(v ? v : nullptr));
+  for (const auto& [j, v] : plan.final_copies) place_weight(root_of(v));
+  if (plan.weights.empty()) plan.weights.assign(kAlign, '\0');  // never an empty section
+
+  // Lifetimes of arena values (roots only) and of per-node scratch, in node steps.
+  std::unordered_map<const ir::Value*, std::pair<int, int>> life;
+  int step = 0;
+  const int end = static_cast<int>(graph.nodes().size());
+  std::vector<passes::BufferRequest> requests;
+  std::vector<const ir::Node*> scratch_nodes;
+  for (const auto& n : graph.nodes()) {
+    for (const ir::Value* v : n->inputs())
+      if (v) {
+        auto it = life.find(root_of(v));
+        if (it != life.end()) it->second.second = std::max(it->second.second, step);
+      }
+    if (plan.lowering[n.get()] != Lowering::Alias)
+      for (const ir::Value* out : n->outputs())
+        if (!plan.locations.count(out)) life[out] = {step, step};
+    const Emitter* e = registry.find(n->op());
+    if (e->scratch_bytes && plan.lowering[n.get()] == Lowering::Emit) {
+      size_t bytes = e->scratch_bytes(*n);
+      if (bytes > 0) {
+        requests.push_back({bytes, step, step});
+        scratch_nodes.push_back(n.get());
+      }
+    }
+    ++step;
+  }
+  for (const auto& [j, v] : plan.final_copies) {
+    auto it = life.find(root_of(v));
+    if (it != life.end()) it->second.second = end;
+  }
+
+  // Deterministic order: by first step, then by name.
+  std::vector<const ir::Value*> arena_values;
+  for (const auto& [v, l] : life) arena_values.push_back(v);
+  std::sort(arena_values.begin(), arena_values.end(), [&](const ir::Value* a, const ir::Value* b) {
+    if (life[a].first != life[b].first) return life[a].first < life[b].first;
+    return a->name() < b->name();
+  });
+  size_t n_scratch = requests.size();
+  for (const ir::Value* v : arena_values)
+    requests.push_back({value_bytes(v), life[v].first, life[v].second});
+  plan.memory = passes::plan_memory(requests, kAlign);
+  for (size_t i = 0; i < n_scratch; ++i) plan.scratch[scratch_nodes[i]] = plan.memory.offsets[i];
+  for (size_t i = 0; i < arena_values.size(); ++i)
+    plan.locations[arena_values[i]] = {Location::Arena, 0, plan.memory.offsets[n_scratch + i]};
+
+  for (const auto& [view, r] : root) plan.locations[view] = plan.locations.at(r);
+  return plan;
+}
+
+std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan& plan) {
+  EmitContext ctx(plan.locations, plan.scratch);
+  for (const auto& n : graph.nodes()) {
+    Lowering how = plan.lowering[n.get()];
+    if (how == Lowering::Alias) continue;  // a view: nothing to run
+    ctx.begin_node(*n);
+    if (how == Lowering::Copy)
+      ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0),
+                           value_bytes(n->output(0))));
+    else
+      emitters().find(n->op())->emit(ctx, *n);
+    ctx.end_node();
+  }
+  std::string copies;
+  for (const auto& [j, v] : plan.final_copies)
+    copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j,
+                          ctx.value_ptr(v, false), value_bytes(v), v->name());
+
+  const std::string& N = options.name;
+  std::string weights_decl =
+      options.external_weights
+          ? ""
+          : fmt::format("extern \"C\" const unsigned char kiln_{}_weights[];  // {}_weights.cpp\n\n", N, N);
+  std::string load_weights =
+      options.external_weights
+          ? fmt::format(R"cpp(  const char* path = options && options->weights_path ? options->weights_path : "{0}.weights";
+  if (!ctx->mapped.open(path, ctx->error)) return ctx;
+  if (ctx->mapped.size() != kWeightsBytes) {{
+    ctx->error = std::string(path) + ": weights file has " + std::to_string(ctx->mapped.size()) +
+                 " bytes, model {0} needs " + std::to_string(kWeightsBytes);
+    return ctx;
+  }}
+  ctx->weights = ctx->mapped.data();
+)cpp",
+                        N)
+          : fmt::format("  ctx->weights = kiln_{}_weights;\n", N);
+
+  return fmt::format(R"cpp(// Generated by kiln {version} from {source}; do not edit.
+// Model '{N}': {nodes} nodes, {weights} bytes of weights, {arena} bytes of arena
+// (lower bound {lower}, unplanned {naive}).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "kiln/rt/kiln_rt.h"
+#include "kiln/rt/mapped_file.h"
+#include "{N}.h"
+
+{weights_decl}struct {N}_context {{
+  explicit {N}_context(int threads) : pool_storage(threads < 1 ? 1 : threads) {{}}
+  kiln::rt::ThreadPool pool_storage;
+  unsigned char* arena = nullptr;
+  bool owns_arena = false;
+  const unsigned char* weights = nullptr;
+  kiln::rt::MappedFile mapped;
+  std::string error;
+}};
+
+namespace {{
+
+constexpr size_t kArenaBytes = {arena};
+constexpr size_t kWeightsBytes = {weights};
+
+{arrays}
+int fail({N}_context* ctx, const char* message) {{
+  ctx->error = message;
+  return 1;
+}}
+
+int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
+  unsigned char* const A = ctx->arena;
+  const unsigned char* const W = ctx->weights;
+  kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
+  (void)A;
+  (void)W;
+  (void)pool;
+  (void)in;
+{body}{copies}  return 0;
+}}
+
+}}  // namespace
+
+extern "C" {{
+
+{N}_context* {N}_create(const {N}_options* options) {{
+  int threads = options && options->threads > 0 ? options->threads : 1;
+  {N}_context* ctx = new (std::nothrow) {N}_context(threads);
+  if (!ctx) return nullptr;
+{load_weights}  if (options && options->arena) {{
+    if (options->arena_size < kArenaBytes || reinterpret_cast<uintptr_t>(options->arena) % 64 != 0) {{
+      ctx->error = "the caller's arena must be 64-byte aligned and hold " + std::to_string(kArenaBytes) + " bytes";
+      return ctx;
+    }}
+    ctx->arena = static_cast<unsigned char*>(options->arena);
+  }} else {{
+    ctx->arena = static_cast<unsigned char*>(std::aligned_alloc(64, (kArenaBytes + 63) / 64 * 64 + 64));
+    ctx->owns_arena = true;
+    if (!ctx->arena) ctx->error = "out of memory allocating the arena";
+  }}
+  return ctx;
+}}
+
+int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs) {{
+  if (!ctx) return 1;
+  if (!ctx->arena || !ctx->weights) return 1;  // creation failed: see {N}_error
+  if (!inputs || !outputs) return fail(ctx, "inputs and outputs must not be null");
+  for (size_t i = 0; i < {N}_num_inputs(); ++i)
+    if (!inputs[i]) return fail(ctx, "an input pointer is null");
+  for (size_t i = 0; i < {N}_num_outputs(); ++i)
+    if (!outputs[i]) return fail(ctx, "an output pointer is null");
+  ctx->error.clear();
+  try {{
+    return run_graph(ctx, inputs, outputs);
+  }} catch (...) {{
+    return fail(ctx, "unexpected failure while running the model");
+  }}
+}}
+
+int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs, const {N}_tensor* outputs, size_t n_outputs) {{
+  if (!ctx) return 1;
+  if (n_inputs != {N}_num_inputs() || n_outputs != {N}_num_outputs()) {{
+    ctx->error = "model {N} takes " + std::to_string({N}_num_inputs()) + " inputs and " +
+                 std::to_string({N}_num_outputs()) + " outputs, got " + std::to_string(n_inputs) +
+                 " and " + std::to_string(n_outputs);
+    return 1;
+  }}
+  const void* in[{n_in_array}];
+  void* out[{n_out_array}];
+  for (size_t k = 0; k < n_inputs + n_outputs; ++k) {{
+    bool is_in = k < n_inputs;
+    size_t i = is_in ? k : k - n_inputs;
+    const {N}_tensor& t = is_in ? inputs[i] : outputs[i];
+    const char* name = is_in ? {N}_input_name(i) : {N}_output_name(i);
+    int dtype = is_in ? {N}_input_dtype(i) : {N}_output_dtype(i);
+    int rank = is_in ? {N}_input_rank(i) : {N}_output_rank(i);
+    const int64_t* dims = is_in ? {N}_input_dims(i) : {N}_output_dims(i);
+    bool same = t.data && t.dtype == dtype && t.rank == rank && (rank == 0 || t.dims);
+    for (int d = 0; same && d < rank; ++d) same = t.dims[d] == dims[d];
+    if (!same) {{
+      ctx->error = std::string(is_in ? "input '" : "output '") + name + "': " +
+                   (t.data ? "dtype or shape does not match the model's" : "data pointer is null");
+      return 1;
+    }}
+    if (is_in) in[i] = t.data; else out[i] = t.data;
+  }}
+  return {N}_run(ctx, in, out);
+}}
+
+const char* {N}_error(const {N}_context* ctx) {{
+  if (!ctx) return "no context (out of memory)";
+  return ctx->error.empty() ? nullptr : ctx->error.c_str();
+}}
+
+void {N}_destroy({N}_context* ctx) {{
+  if (!ctx) return;
+  if (ctx->owns_arena) std::free(ctx->arena);
+  delete ctx;
+}}
+
+size_t {N}_arena_size(void) {{ return kArenaBytes; }}
+
+}}  // extern "C"
+)cpp",
+                     fmt::arg("version", KILN_VERSION_STRING), fmt::arg("source", options.source_model),
+                     fmt::arg("N", N), fmt::arg("nodes", graph.nodes().size()),
+                     fmt::arg("weights", plan.weights.size()), fmt::arg("arena", plan.memory.arena_size),
+                     fmt::arg("lower", plan.memory.lower_bound), fmt::arg("naive", plan.memory.naive_size),
+                     fmt::arg("weights_decl", weights_decl), fmt::arg("arrays", ctx.arrays()),
+                     fmt::arg("body", ctx.body()), fmt::arg("copies", copies),
+                     fmt::arg("load_weights", load_weights),
+                     fmt::arg("n_in_array", std::max<size_t>(graph.inputs().size(), 1)),
+                     fmt::arg("n_out_array", std::max<size_t>(graph.outputs().size(), 1)));
+}
+
+}  // namespace
+
+std::string c_identifier(const std::string& name) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "m" + id;
+  return id;
+}
+
+void check_compilable(const ir::Graph& graph) {
+  std::vector<std::string> problems;
+  for (const auto& v : graph.values()) {
+    if (!v->has_type()) {
+      problems.push_back(fmt::format("value '{}' has no known type", v->name()));
+      continue;
+    }
+    if (!v->shape().is_static())
+      problems.push_back(fmt::format("value '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
+                                     v->name(), v->shape().str()));
+  }
+  if (problems.size() > 5) {
+    size_t more = problems.size() - 5;
+    problems.resize(5);
+    problems.push_back(fmt::format("and {} more values", more));
+  }
+  // One line per problem op, listing its nodes.
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const auto& n : graph.nodes()) {
+    const Emitter* e = emitters().find(n->op());
+    std::string reason;
+    if (!e)
+      reason = fmt::format("{}: no C++ code generator", n->op());
+    else if (e->unsupported && problems.empty())
+      if (std::string why = e->unsupported(*n); !why.empty()) reason = fmt::format("{}: {}", n->op(), why);
+    if (!reason.empty()) by_reason[reason].push_back(n->name());
+  }
+  for (const auto& [reason, names] : by_reason)
+    problems.push_back(fmt::format("{} (nodes: {})", reason, fmt::join(names, ", ")));
+  if (!problems.empty())
+    fail("cannot compile for the C++ backend:\n  {}", fmt::join(problems, "\n  "));
+}
+
+GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
+  check_compilable(graph);
+  Plan plan = plan_graph(graph);
+  GeneratedModel out;
+  out.name = options.name;
+  out.files["model.cpp"] = model_source(graph, options, plan);
+  out.files[options.name + ".h"] = api_header(graph, options);
+  out.files["main.cpp"] = main_source(options);
+  out.files["metadata.cpp"] = metadata_source(graph, options);
+  if (!options.external_weights)
+    out.files[options.name + "_weights.cpp"] = weights_source(options);
+  out.files["CMakeLists.txt"] = project_cmake(options);
+  out.weights = std::move(plan.weights);
+  out.plan = plan.memory;
+  return out;
+}
+
+}  // namespace kiln::codegen::cpp

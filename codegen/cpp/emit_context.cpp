@@ -1,0 +1,134 @@
+#include "codegen/cpp/emit_context.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace kiln::codegen::cpp {
+
+std::string cpp_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::F32: return "float";
+    case ir::DType::F64: return "double";
+    case ir::DType::F16: return "kiln::rt::f16";
+    case ir::DType::BF16: return "kiln::rt::bf16";
+    case ir::DType::I8: return "int8_t";
+    case ir::DType::U8: return "uint8_t";
+    case ir::DType::I16: return "int16_t";
+    case ir::DType::I32: return "int32_t";
+    case ir::DType::I64: return "int64_t";
+    case ir::DType::Bool: return "bool";
+  }
+  return "void";
+}
+
+std::string cpp_compute_type(ir::DType t) {
+  return t == ir::DType::F16 || t == ir::DType::BF16 ? "float" : cpp_type(t);
+}
+
+std::string kiln_dtype_enum(ir::DType t) {
+  std::string name(ir::dtype_name(t));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "KILN_" + name;
+}
+
+std::string float_literal(double v, ir::DType t) {
+  std::string type = cpp_compute_type(t);
+  if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", type);
+  if (std::isinf(v))
+    return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", type);
+  if (type == "float") {
+    std::string s = fmt::format("{}", static_cast<float>(v));
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s + "f";
+  }
+  if (type == "double") {
+    std::string s = fmt::format("{}", v);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  return fmt::format("{}({})", type, static_cast<int64_t>(v));
+}
+
+std::string string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += fmt::format("\\{}", static_cast<char>(c));
+    else if (c < 0x20 || c >= 0x7f)
+      out += fmt::format("\\{:03o}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+const Location& EmitContext::location(const ir::Value* v) const {
+  auto it = locations_.find(v);
+  if (it == locations_.end()) fail("internal: value '{}' has no storage", v->name());
+  return it->second;
+}
+
+std::string EmitContext::value_ptr(const ir::Value* v, bool writable) const {
+  const Location& loc = location(v);
+  std::string type = (writable ? "" : "const ") + cpp_type(v->dtype()) + "*";
+  switch (loc.kind) {
+    case Location::Input:
+      if (writable) fail("internal: graph input '{}' written", v->name());
+      return fmt::format("static_cast<{}>(in[{}])", type, loc.index);
+    case Location::Output:
+      return fmt::format("static_cast<{}>(out[{}])", type, loc.index);
+    case Location::Weight:
+      if (writable) fail("internal: weight '{}' written", v->name());
+      return fmt::format("reinterpret_cast<{}>(W + {})", type, loc.offset);
+    case Location::Arena:
+      return fmt::format("reinterpret_cast<{}>(A + {})", type, loc.offset);
+  }
+  return "nullptr";
+}
+
+std::string EmitContext::in(const ir::Node& node, size_t i) const {
+  return node.has_input(i) ? value_ptr(node.input(i), false) : "nullptr";
+}
+
+std::string EmitContext::out(const ir::Node& node, size_t i) const {
+  return value_ptr(node.output(i), true);
+}
+
+std::string EmitContext::scratch(const ir::Node& node) const {
+  auto it = scratch_.find(&node);
+  if (it == scratch_.end()) fail("internal: {} has no scratch memory", node.describe());
+  return fmt::format("(A + {})", it->second);
+}
+
+std::string EmitContext::array(const std::vector<int64_t>& values) {
+  auto it = array_names_.find(values);
+  if (it != array_names_.end()) return it->second;
+  std::string name = fmt::format("k{}", array_names_.size());
+  array_names_.emplace(values, name);
+  if (values.empty())
+    arrays_ += fmt::format("const int64_t {}[1] = {{0}};\n", name);
+  else
+    arrays_ += fmt::format("const int64_t {}[] = {{{}}};\n", name, fmt::join(values, ", "));
+  return name;
+}
+
+void EmitContext::line(const std::string& text) { body_ += "    " + text + "\n"; }
+
+std::string EmitContext::fail_stmt(const ir::Node& node, const std::string& message) const {
+  return fmt::format("return fail(ctx, {});",
+                     string_literal(fmt::format("{}: {}", node.describe(), message)));
+}
+
+void EmitContext::begin_node(const ir::Node& node) {
+  std::string comment = node.describe();
+  for (char& c : comment)
+    if (c == '\n' || c == '\r') c = ' ';
+  body_ += fmt::format("  {{  // {}\n", comment);
+}
+
+void EmitContext::end_node() { body_ += "  }\n"; }
+
+}  // namespace kiln::codegen::cpp

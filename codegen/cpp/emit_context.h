@@ -1,0 +1,67 @@
+// What an emitter sees while it writes C++ for one node: where every value lives (a graph
+// input or output pointer, the embedded weights, an arena offset), helpers for literals
+// and constant arrays, and the output buffer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::codegen::cpp {
+
+struct Location {
+  enum Kind { Input, Output, Weight, Arena } kind = Arena;
+  size_t index = 0;   // graph input or output position
+  size_t offset = 0;  // byte offset in the weights or the arena
+};
+
+// C++ spelling of a dtype's storage type, and of the type arithmetic is done in.
+std::string cpp_type(ir::DType t);
+std::string cpp_compute_type(ir::DType t);
+std::string kiln_dtype_enum(ir::DType t);
+// A literal that reads back as exactly `v` (inf and nan spelled through numeric_limits).
+std::string float_literal(double v, ir::DType t);
+// A C++ string literal with escapes.
+std::string string_literal(const std::string& s);
+
+class EmitContext {
+ public:
+  EmitContext(std::unordered_map<const ir::Value*, Location> locations,
+              std::unordered_map<const ir::Node*, size_t> scratch)
+      : locations_(std::move(locations)), scratch_(std::move(scratch)) {}
+
+  // Typed pointer expressions for a node's input (const) and output (mutable) data.
+  std::string in(const ir::Node& node, size_t i) const;
+  std::string out(const ir::Node& node, size_t i) const;
+  std::string value_ptr(const ir::Value* v, bool writable) const;
+  // `unsigned char*` expression for the node's scratch memory.
+  std::string scratch(const ir::Node& node) const;
+  // Name of a namespace-scope `static const int64_t` array holding `values` (shared
+  // between identical arrays).
+  std::string array(const std::vector<int64_t>& values);
+
+  // Appends one line of the node's body (indentation is added).
+  void line(const std::string& text);
+  // A statement that fails the run with `message` (plain text) from this node.
+  std::string fail_stmt(const ir::Node& node, const std::string& message) const;
+
+  void begin_node(const ir::Node& node);
+  void end_node();
+  const std::string& body() const { return body_; }
+  const std::string& arrays() const { return arrays_; }
+
+ private:
+  const Location& location(const ir::Value* v) const;
+
+  std::unordered_map<const ir::Value*, Location> locations_;
+  std::unordered_map<const ir::Node*, size_t> scratch_;
+  std::map<std::vector<int64_t>, std::string> array_names_;
+  std::string arrays_;
+  std::string body_;
+};
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,40 @@
+// Per-op emitters of the C++ backend: how a node becomes C++ that calls the runtime.
+// Each op family registers its emitters in codegen/cpp/emitters/<family>.cpp; the list of
+// families is emitters/families.def. An op's semantics stay in its IR registry entry.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace kiln::codegen::cpp {
+
+class EmitContext;
+
+struct Emitter {
+  void (*emit)(EmitContext& ctx, const ir::Node& node) = nullptr;
+  // Why this particular node cannot be emitted (a dtype, rank or attribute the kernels lack),
+  // or an empty string.
+  std::string (*unsupported)(const ir::Node& node) = nullptr;
+  // Bytes of temporary memory the node needs while it runs (placed in the arena).
+  size_t (*scratch_bytes)(const ir::Node& node) = nullptr;
+  // When >= 0: output 0 is input `alias_input`'s bytes unchanged (Reshape and friends), so
+  // no code is emitted and the output shares the input's memory.
+  int alias_input = -1;
+};
+
+class EmitterRegistry {
+ public:
+  void add(const std::string& op, Emitter e) { emitters_[op] = e; }
+  const Emitter* find(std::string_view op) const;
+
+ private:
+  std::map<std::string, Emitter, std::less<>> emitters_;
+};
+
+const EmitterRegistry& emitters();
+
+}  // namespace kiln::codegen::cpp

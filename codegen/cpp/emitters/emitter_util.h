@@ -1,0 +1,28 @@
+// Small helpers shared by the C++ emitters.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpp/emit_context.h"
+#include "codegen/cpp/emitter.h"
+#include "ir/op_registry.h"
+
+namespace kiln::codegen::cpp {
+
+inline std::vector<int64_t> dims_of(const ir::Value* v) { return v->shape().values(); }
+inline int64_t numel_of(const ir::Value* v) { return v->shape().numel(); }
+
+// Empty when every listed input and output 0 is f32, else the reason.
+std::string require_f32(const ir::Node& node);
+
+// "rank, dims, strides" arguments for reading `v` broadcast to `out_dims` (rank >= 1).
+struct BroadcastArgs {
+  int rank;
+  std::string out_dims;
+  std::vector<std::string> strides;
+};
+BroadcastArgs broadcast_args(EmitContext& ctx, const std::vector<int64_t>& out_dims,
+                             const std::vector<const ir::Value*>& inputs);
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,67 @@
+// Gemm and MatMul (f32) through the runtime's gemm_f32. Batch offsets of a broadcasting
+// MatMul are computed here, at compile time.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/op_helpers.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+void emit_gemm(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
+  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
+  float beta = node.f("beta");
+  bool has_c = node.has_input(2) && beta != 0.0f;
+  if (has_c) {
+    std::vector<int64_t> out{M, N};
+    BroadcastArgs bc = broadcast_args(ctx, out, {node.input(2)});
+    ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank,
+                         bc.out_dims, ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
+  }
+  ctx.line(fmt::format("kiln::rt::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, pool);",
+                       ta, tb, M, N, K, float_literal(node.f("alpha"), ir::DType::F32),
+                       ctx.in(node, 0), ta ? M : K, ctx.in(node, 1), tb ? K : N,
+                       float_literal(has_c ? beta : 0.0f, ir::DType::F32), ctx.out(node, 0), N));
+}
+
+void emit_matmul(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  // 1-D operands: [K] is a row for A and a column for B.
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  std::vector<int64_t> batch = ir::broadcast_dims(a_batch, b_batch);
+  int64_t nb = ir::numel(batch);
+
+  // B shared by every batch and A contiguous: one GEMM over all rows of A.
+  if (ir::numel(b_batch) == 1) {
+    ctx.line(fmt::format("kiln::rt::gemm_f32(false, false, {}, {}, {}, 1.0f, {}, {}, {}, {}, 0.0f, {}, {}, pool);",
+                         nb * M, N, K, ctx.in(node, 0), K, ctx.in(node, 1), N, ctx.out(node, 0), N));
+    return;
+  }
+  std::vector<int64_t> as = ir::broadcast_strides(a_batch, batch);
+  std::vector<int64_t> bs = ir::broadcast_strides(b_batch, batch);
+  std::vector<int64_t> a_off(static_cast<size_t>(nb)), b_off(static_cast<size_t>(nb));
+  ir::for_each_broadcast(batch, as, bs, [&](int64_t o, int64_t ia, int64_t ib) {
+    a_off[static_cast<size_t>(o)] = ia * M * K;
+    b_off[static_cast<size_t>(o)] = ib * K * N;
+  });
+  ctx.line(fmt::format("const float* a = {}; const float* b = {}; float* y = {};", ctx.in(node, 0),
+                       ctx.in(node, 1), ctx.out(node, 0)));
+  ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i)", nb));
+  ctx.line(fmt::format("  kiln::rt::gemm_f32(false, false, {0}, {1}, {2}, 1.0f, a + {3}[i], {2}, b + {4}[i], {1}, 0.0f, y + i * {5}, {1}, pool);",
+                       M, N, K, ctx.array(a_off), ctx.array(b_off), M * N));
+}
+
+}  // namespace
+
+void register_matmul_emitters(EmitterRegistry& r) {
+  r.add("Gemm", Emitter{.emit = emit_gemm, .unsupported = require_f32});
+  r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32});
+}
+
+}  // namespace kiln::codegen::cpp

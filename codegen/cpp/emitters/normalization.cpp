@@ -1,0 +1,46 @@
+// BatchNormalization (inference) and Softmax / LogSoftmax, f32.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+void emit_batchnorm(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  ctx.line(fmt::format("kiln::rt::batchnorm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0],
+                       x.size() > 1 ? x[1] : 1, spatial, ctx.in(node, 0), ctx.in(node, 1),
+                       ctx.in(node, 2), ctx.in(node, 3), ctx.in(node, 4),
+                       float_literal(node.f("epsilon"), ir::DType::F32), ctx.out(node, 0)));
+}
+
+void emit_softmax(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = *ir::normalize_axis(node.i("axis"), rank);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[i];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[i];
+  ctx.line(fmt::format("kiln::rt::softmax_f32({}, {}, {}, {}, {}, {});", outer, x[axis], inner,
+                       ctx.in(node, 0), ctx.out(node, 0),
+                       node.op() == "LogSoftmax" ? "true" : "false"));
+}
+
+std::string unsupported_softmax(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (node.input(0)->shape().rank() == 0) return "a scalar input is not supported";
+  return "";
+}
+
+}  // namespace
+
+void register_normalization_emitters(EmitterRegistry& r) {
+  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = require_f32});
+  r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
+  r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
+}
+
+}  // namespace kiln::codegen::cpp

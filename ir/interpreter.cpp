@@ -1,0 +1,85 @@
+#include "ir/interpreter.h"
+
+#include <unordered_map>
+
+#include "ir/op_registry.h"
+
+namespace kiln::ir {
+
+void check_input(const Value& declared, const Tensor& t, std::map<std::string, int64_t>& bindings) {
+  if (t.dtype() != declared.dtype())
+    fail("input '{}': dtype {} does not match the model's {}", declared.name(),
+         dtype_name(t.dtype()), dtype_name(declared.dtype()));
+  const Shape& want = declared.shape();
+  bool ok = t.rank() == static_cast<int64_t>(want.rank());
+  for (size_t i = 0; ok && i < want.rank(); ++i) {
+    const Dim& d = want[i];
+    int64_t got = t.dims()[i];
+    if (d.is_static()) {
+      ok = d.value() == got;
+    } else if (!d.name().empty()) {
+      auto [it, inserted] = bindings.emplace(d.name(), got);
+      if (!inserted && it->second != got)
+        fail("input '{}': dim {} ({}) is {} but another input set it to {}", declared.name(), i,
+             d.name(), got, it->second);
+    }
+  }
+  if (!ok)
+    fail("input '{}': shape {} does not match the model's {}", declared.name(),
+         dims_str(t.dims()), want.str());
+}
+
+std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  std::unordered_map<const Value*, Tensor> env;
+  std::map<std::string, int64_t> bindings;
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (const Value* in : graph.inputs()) known |= in->name() == name;
+    if (!known) fail("unknown input '{}'", name);
+  }
+  for (const Value* in : graph.inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end()) fail("missing input '{}'", in->name());
+    check_input(*in, it->second, bindings);
+    env[in] = it->second;
+  }
+
+  // Remaining reads per value, so intermediates are freed after their last use.
+  std::unordered_map<const Value*, size_t> reads;
+  for (const auto& n : graph.nodes())
+    for (const Value* v : n->inputs())
+      if (v) ++reads[v];
+
+  auto lookup = [&](const Value* v) -> const Tensor* {
+    if (v->is_constant()) return &v->constant();
+    auto it = env.find(v);
+    return it == env.end() ? nullptr : &it->second;
+  };
+
+  for (const auto& n : graph.nodes()) {
+    std::vector<const Tensor*> args;
+    for (const Value* v : n->inputs()) {
+      if (!v) {
+        args.push_back(nullptr);
+        continue;
+      }
+      const Tensor* t = lookup(v);
+      if (!t) fail("{}: input '{}' has no value", n->describe(), v->name());
+      args.push_back(t);
+    }
+    std::vector<Tensor> results = eval_node(*n, args);
+    for (size_t i = 0; i < results.size(); ++i) env[n->output(i)] = std::move(results[i]);
+    for (const Value* v : n->inputs())
+      if (v && --reads[v] == 0 && !graph.is_graph_output(v) && !v->is_constant()) env.erase(v);
+  }
+
+  std::vector<Tensor> outputs;
+  for (const Value* out : graph.outputs()) {
+    const Tensor* t = lookup(out);
+    if (!t) fail("graph output '{}' was not computed", out->name());
+    outputs.push_back(*t);
+  }
+  return outputs;
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,91 @@
+#include "passes/pass_manager.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+
+namespace kiln::passes {
+
+const std::vector<PassInfo>& all_passes() {
+  static const std::vector<PassInfo> passes = {
+#define KILN_PASS(name, function, summary) {#name, summary, &function},
+#include "passes/passes.def"
+#undef KILN_PASS
+  };
+  return passes;
+}
+
+const PassInfo* find_pass(const std::string& name) {
+  for (const PassInfo& p : all_passes())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> default_pipeline() {
+  return {"infer_shapes", "fold_constants", "eliminate_dead_code"};
+}
+
+void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
+                  const PipelineOptions& options) {
+  for (const std::string& name : passes) {
+    const PassInfo* pass = find_pass(name);
+    if (!pass) fail("unknown pass '{}'", name);
+    if (options.disabled.count(name)) continue;
+    auto start = std::chrono::steady_clock::now();
+    pass->run(graph);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    if (options.verify_each) {
+      try {
+        ir::verify_graph(graph);
+      } catch (const Error& e) {
+        fail("after pass {}: {}", name, e.what());
+      }
+    }
+    if (options.log && options.time) fmt::print(*options.log, "  pass {:<24} {:8.2f} ms\n", name, ms);
+    if (options.log && (options.print_after.count(name) || options.print_after.count("all")))
+      fmt::print(*options.log, "// IR after {}\n{}", name, ir::print_graph(graph));
+  }
+}
+
+namespace {
+
+ir::Shape bind_shape(const ir::Shape& s, const std::map<std::string, int64_t>& values,
+                     std::set<std::string>& used) {
+  std::vector<ir::Dim> dims = s.dims();
+  for (ir::Dim& d : dims) {
+    if (d.is_static() || d.name().empty()) continue;
+    auto it = values.find(d.name());
+    if (it == values.end()) continue;
+    used.insert(d.name());
+    d = ir::Dim(it->second);
+  }
+  return ir::Shape(std::move(dims));
+}
+
+}  // namespace
+
+void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values) {
+  std::set<std::string> used;
+  for (const auto& v : graph.values())
+    if (v->has_type() && !v->is_constant())
+      v->set_type(v->dtype(), bind_shape(v->shape(), values, used));
+  for (const auto& [name, value] : values) {
+    if (value < 0) fail("--dim {}={}: a dim must be non-negative", name, value);
+    if (!used.count(name)) {
+      std::set<std::string> known;
+      for (const ir::Value* in : graph.inputs())
+        for (const ir::Dim& d : in->shape().dims())
+          if (!d.is_static() && !d.name().empty()) known.insert(d.name());
+      fail("--dim {}: the model has no such symbolic dim (it has: {})", name,
+           known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", ")));
+    }
+  }
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,46 @@
+// Runs graph passes by name, with verification, printing and timing between them.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+struct PassInfo {
+  std::string name;
+  std::string summary;
+  void (*run)(ir::Graph&);
+};
+
+// Every registered pass, in passes.def order.
+const std::vector<PassInfo>& all_passes();
+const PassInfo* find_pass(const std::string& name);
+
+// The passes `kiln compile` runs, in order.
+std::vector<std::string> default_pipeline();
+
+struct PipelineOptions {
+  bool verify_each = true;           // run the verifier after every pass
+  std::set<std::string> disabled;    // passes to skip
+  std::set<std::string> print_after; // print the IR after these passes ("all" for every one)
+  std::ostream* log = nullptr;       // where IR dumps and timings go
+  bool time = false;                 // log each pass's time
+};
+
+void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
+                  const PipelineOptions& options);
+
+// Gives symbolic dims fixed values (graph inputs and every value), e.g. {"batch": 1}.
+// Unknown symbols are an error naming them.
+void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values);
+
+#define KILN_PASS(name, function, summary) void function(ir::Graph& graph);
+#include "passes/passes.def"
+#undef KILN_PASS
+
+}  // namespace kiln::passes

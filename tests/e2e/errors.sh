@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The command line's behaviour on bad input: one clear message naming the file (and the
+# nodes, where there are some), a non-zero exit, and no output directory left behind.
+#   errors.sh KILN WORK_DIR
+set -u
+kiln=$1
+work=$2
+data=$(cd "$(dirname "$0")/data" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+
+# expect_failure NAME PATTERN COMMAND...: the command must fail, print PATTERN on stderr in
+# one line, and leave $work/out absent.
+expect_failure() {
+  local name=$1 pattern=$2
+  shift 2
+  "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$work/stderr")
+  if [ "$rc" -eq 0 ]; then
+    echo "FAIL $name: exit code 0"; failures=$((failures + 1))
+  elif ! grep -q -- "$pattern" "$work/stderr"; then
+    echo "FAIL $name: stderr lacks '$pattern':"; sed 's/^/    /' "$work/stderr"; failures=$((failures + 1))
+  elif [ "$lines" -ne 1 ]; then
+    echo "FAIL $name: expected one line of error, got $lines:"; sed 's/^/    /' "$work/stderr"; failures=$((failures + 1))
+  elif [ -e "$work/out" ] || ls -a "$work" | grep -q kiln-tmp; then
+    echo "FAIL $name: left output behind:"; ls -a "$work"; failures=$((failures + 1))
+  else
+    echo "ok   $name (exit $rc): $(cat "$work/stderr")"
+  fi
+  rm -rf "$work/out"
+}
+
+expect_failure "missing file" "nowhere.onnx: no such file" \
+  "$kiln" compile "$work/nowhere.onnx" -o "$work/out"
+expect_failure "not a model" "not_a_model.onnx: not an ONNX model" \
+  "$kiln" compile "$data/not_a_model.onnx" -o "$work/out"
+expect_failure "unsupported ops listed once" \
+  "unsupported_op.onnx: 3 unsupported nodes: Swizzle in domain com.example (swizzle_1, swizzle_2), Frobnicate in domain com.example (frob_1)" \
+  "$kiln" compile "$data/unsupported_op.onnx" -o "$work/out"
+expect_failure "a directory is not a model" "is a directory" \
+  "$kiln" compile "$data" -o "$work/out"
+expect_failure "a broken compiler leaves nothing behind" "cannot run the C++ compiler" \
+  env CXX=/nonexistent/c++ "$kiln" compile "$data/relu.onnx" -o "$work/out"
+expect_failure "unknown --emit kind" "unknown kind 'dll'" \
+  "$kiln" compile "$data/relu.onnx" -o "$work/out" --emit exe,dll
+expect_failure "interpreter: wrong input shape" "input 'x': shape \[2,3\] does not match the model's \[1,4\]" \
+  "$kiln" run "$data/relu.onnx" -i "x=$data/wrong_shape.npy"
+expect_failure "interpreter: unknown input name" "unknown input 'nope'" \
+  "$kiln" run "$data/relu.onnx" -i "nope=$data/relu_input.npy"
+
+# The compiled executable checks its inputs the same way.
+if "$kiln" compile "$data/relu.onnx" -o "$work/relu" --emit exe >"$work/log" 2>&1; then
+  expect_failure "exe: wrong input shape" "input 'x': shape \[2,3\] does not match the model's \[1,4\]" \
+    "$work/relu/relu" "$data/wrong_shape.npy"
+  expect_failure "exe: missing input file" "missing.npy" "$work/relu/relu" "$work/missing.npy"
+  expect_failure "exe: too many inputs" "input" "$work/relu/relu" "$data/relu_input.npy" "$data/relu_input.npy"
+  # A failed compile keeps the previous output directory intact.
+  before=$(ls "$work/relu")
+  env CXX=/nonexistent/c++ "$kiln" compile "$data/relu.onnx" -o "$work/relu" >/dev/null 2>&1
+  if [ "$(ls "$work/relu")" = "$before" ] && [ -x "$work/relu/relu" ]; then
+    echo "ok   a failed compile leaves the previous output untouched"
+  else
+    echo "FAIL a failed compile changed the previous output"; failures=$((failures + 1))
+  fi
+else
+  echo "FAIL compiling relu.onnx:"; cat "$work/log"; failures=$((failures + 1))
+fi
+
+echo "errors: $failures failure(s)"
+[ "$failures" -eq 0 ] && rm -rf "$work"
+[ "$failures" -eq 0 ]
