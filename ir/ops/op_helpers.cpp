@@ -75,4 +75,27 @@ const Tensor& require_constant(const Node& node, size_t input) {
   return v->constant();
 }
 
+int64_t require_axis(const Node& node, int64_t axis, int64_t rank) {
+  std::optional<int64_t> a = normalize_axis(axis, rank);
+  if (!a) fail("{}: axis {} is out of range for rank {}", node.describe(), axis, rank);
+  return *a;
+}
+
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{}", i ? "," : "", v[i]);
+  return s + "]";
+}
+
+double io_bytes(const Node& node) {
+  double bytes = 0;
+  for (const Value* v : node.inputs())
+    if (v && v->has_type() && v->shape().is_static())
+      bytes += static_cast<double>(v->shape().numel()) * dtype_size(v->dtype());
+  for (const Value* v : node.outputs())
+    if (v->has_type() && v->shape().is_static())
+      bytes += static_cast<double>(v->shape().numel()) * dtype_size(v->dtype());
+  return bytes;
+}
+
 }  // namespace kiln::ir

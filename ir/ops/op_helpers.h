@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "ir/op_registry.h"
@@ -24,6 +25,29 @@ void require_float(const Node& node, size_t input);
 void require_same_dtype(const Node& node, size_t a, size_t b);
 // The input's constant value, or a failure saying the op needs it known at compile time.
 const Tensor& require_constant(const Node& node, size_t input);
+// The axis normalized into [0, rank), or a failure naming the node, the axis and the rank.
+int64_t require_axis(const Node& node, int64_t axis, int64_t rank);
+
+// An eval input that may be omitted (absent or trailing): nullptr when so.
+inline const Tensor* optional_input(std::span<const Tensor* const> inputs, size_t i) {
+  return i < inputs.size() ? inputs[i] : nullptr;
+}
+
+// "[0,-1,2]": a list of integers (attribute or shape-input values) for messages. Unlike
+// dims_str, a negative value prints as itself.
+std::string ints_str(const std::vector<int64_t>& v);
+
+// Bytes read plus written by the node, counting only static shapes.
+double io_bytes(const Node& node);
+
+// Advances a row-major multi-index over `dims`; false after the last one.
+inline bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (++idx[k] < dims[k]) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
 
 // Calls fn(out_index, a_index, b_index) over a broadcast iteration space.
 template <class Fn>

@@ -1,0 +1,168 @@
+// Conv and the shared window resolution (ir/ops/window.h).
+#include "ir/ops/window.h"
+#include "op_test_util.h"
+
+namespace kiln::ir::test {
+
+TEST_CASE("Conv 2-D: the ONNX spec example with and without padding, and strided") {
+  // x = 0..24 as [1,1,5,5], W = ones [1,1,3,3].
+  auto run = [](AttributeMap attrs) {
+    OpTest t;
+    Node* n = t.node("Conv",
+                     {t.input("x", iota(DType::F32, {1, 1, 5, 5})),
+                      t.constant("w", f32({1, 1, 3, 3}, std::vector<float>(9, 1.f)))},
+                     std::move(attrs));
+    return t.run1(n);
+  };
+  Tensor padded = run({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  CHECK(padded.dims() == std::vector<int64_t>{1, 1, 5, 5});
+  check_close(padded, {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                       117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+  Tensor valid = run({});
+  CHECK(valid.dims() == std::vector<int64_t>{1, 1, 3, 3});
+  check_close(valid, {54, 63, 72, 99, 108, 117, 144, 153, 162});
+  Tensor strided = run({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                        {"strides", std::vector<int64_t>{2, 2}},
+                        {"kernel_shape", std::vector<int64_t>{3, 3}}});
+  check_close(strided, {12, 27, 24, 63, 108, 81, 72, 117, 84});
+}
+
+TEST_CASE("Conv 1-D with groups, dilation and bias") {
+  OpTest t;
+  // Channel 0 = 1..5 feeds map 0 (weights [1,-1]); channel 1 = 10..50 feeds map 1 ([2,1]).
+  Node* n =
+      t.node("Conv",
+             {t.input("x", f32({1, 2, 5}, {1, 2, 3, 4, 5, 10, 20, 30, 40, 50})),
+              t.constant("w", f32({2, 1, 2}, {1, -1, 2, 1})), t.constant("b", f32({2}, {100, 0}))},
+             {{"group", int64_t{2}}, {"dilations", std::vector<int64_t>{2}}});
+  Tensor y = t.run1(n);
+  CHECK(y.dims() == std::vector<int64_t>{1, 2, 3});
+  // map 0: x[i] - x[i+2] + 100; map 1: 2 x[i] + x[i+2]
+  check_close(y, {98, 98, 98, 50, 80, 110});
+}
+
+TEST_CASE("Conv 3-D and auto_pad SAME_UPPER / SAME_LOWER") {
+  {
+    OpTest t;
+    Node* n = t.node("Conv", {t.input("x", f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1.f))),
+                              t.constant("w", f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1.f)))});
+    check_close(t.run1(n), {8});
+  }
+  // x = 0..15 as [1,1,4,4], 2x2 box filter; SAME needs one pad row/col, at the end (UPPER) or
+  // at the beginning (LOWER).
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER"}) {
+    OpTest t;
+    Node* n = t.node("Conv",
+                     {t.input("x", iota(DType::F32, {1, 1, 4, 4})),
+                      t.constant("w", f32({1, 1, 2, 2}, {1, 1, 1, 1}))},
+                     {{"auto_pad", mode}});
+    std::vector<double> y = values(t.run1(n));
+    REQUIRE(y.size() == 16);
+    if (std::string(mode) == "SAME_UPPER") {
+      CHECK(y[0] == 10);   // 0+1+4+5
+      CHECK(y[3] == 10);   // 3+7
+      CHECK(y[15] == 15);  // 15
+    } else {
+      CHECK(y[0] == 0);    // 0
+      CHECK(y[15] == 50);  // 10+11+14+15
+    }
+  }
+}
+
+TEST_CASE("Conv f64 and f16") {
+  for (DType dt : {DType::F64, DType::F16}) {
+    OpTest t;
+    Node* n = t.node("Conv", {t.input("x", iota(dt, {1, 1, 3})),
+                              t.constant("w", Tensor::from_vector<float>(dt, {1, 1, 2}, {1, 2}))});
+    Tensor y = t.run1(n);
+    CHECK(y.dtype() == dt);
+    check_close(y, {2, 5});  // 0+2, 1+4
+  }
+}
+
+TEST_CASE("Conv shape rule: symbolic dims and errors") {
+  OpTest t;
+  Value* x = t.input("x", DType::F32, sym({Dim::symbol("N"), 3, Dim::symbol("H"), 32}));
+  Value* w = t.input("w", DType::F32, Shape{8, 3, 3, 3});
+  Node* n = t.node("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  CHECK(infer(n) == sym({Dim::symbol("N"), 8, Dim::unknown(), 32}));
+
+  auto error = [&](Shape xs, Shape ws, AttributeMap attrs) {
+    OpTest e;
+    Node* c = e.node("Conv", {e.input("x", DType::F32, xs), e.input("w", DType::F32, ws)},
+                     std::move(attrs));
+    std::string msg;
+    try {
+      infer_node(*c);
+    } catch (const Error& err) {
+      msg = err.what();
+    }
+    return msg;
+  };
+  CHECK(error(Shape{1, 4, 8, 8}, Shape{8, 3, 3, 3}, {}) ==
+        "node 'n' (Conv): weight W [8,3,3,3] expects 3 input channels per group, "
+        "X [1,4,8,8] has 4 channels in 1 groups");
+  CHECK(error(Shape{1, 4, 8, 8}, Shape{8, 2, 3, 3}, {{"group", int64_t{3}}}) ==
+        "node 'n' (Conv): group 3 does not divide the 4 input channels");
+  CHECK(error(Shape{1, 3, 2, 2}, Shape{8, 3, 3, 3}, {}) ==
+        "node 'n' (Conv): kernel extent 3 is larger than the padded input 2 on spatial axis 0");
+  CHECK(
+      error(Shape{1, 3, 8, 8}, Shape{8, 3, 3, 3}, {{"pads", std::vector<int64_t>{0, -1, 0, 0}}}) ==
+      "node 'n' (Conv): pads [0,-1,0,0] must be non-negative");
+  CHECK(error(Shape{1, 3, 8}, Shape{8, 3, 3, 3}, {}) ==
+        "node 'n' (Conv): weight W has shape [8,3,3,3], expected rank 3 like X [1,3,8]");
+  CHECK(error(Shape{1, 3, 8, 8}, Shape{8, 3, 3, 3}, {{"auto_pad", "SAME"}}) ==
+        "node 'n' (Conv): unknown auto_pad 'SAME' (expected NOTSET, SAME_UPPER, SAME_LOWER or "
+        "VALID)");
+}
+
+TEST_CASE("Conv cost counts a multiply-add as two flops") {
+  OpTest t;
+  Node* n = t.node(
+      "Conv",
+      {t.input("x", DType::F32, Shape{1, 1, 5, 5}), t.input("w", DType::F32, Shape{1, 1, 3, 3})},
+      {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  infer_node(*n);
+  CHECK(node_cost(*n).flops == 2.0 * 9 * 25);
+}
+
+TEST_CASE("resolve_window: SAME pads, ceil_mode, symbolic dims") {
+  OpTest t;
+  Node* same = t.node("MaxPool", {t.input("x", DType::F32, Shape{1, 1, 5})},
+                      {{"auto_pad", "SAME_UPPER"},
+                       {"kernel_shape", std::vector<int64_t>{3}},
+                       {"strides", std::vector<int64_t>{2}}});
+  ResolvedWindow w = resolve_window(*same, {5}, {3});
+  CHECK(w.out_dims == std::vector<int64_t>{3});
+  CHECK(w.pads_begin == std::vector<int64_t>{1});
+  CHECK(w.pads_end == std::vector<int64_t>{1});
+  ResolvedWindow s = resolve_window(*same, {-1}, {3});
+  CHECK(s.out_dims == std::vector<int64_t>{-1});
+
+  // ONNX maxpool_2d_ceil_output_size_reduce_by_one: a window may not start past the input.
+  Node* ceil = t.node("MaxPool", {t.input("x2", DType::F32, Shape{1, 1, 2, 2})},
+                      {{"ceil_mode", int64_t{1}},
+                       {"kernel_shape", std::vector<int64_t>{1, 1}},
+                       {"strides", std::vector<int64_t>{2, 2}}});
+  CHECK(resolve_window(*ceil, {2, 2}, {1, 1}).out_dims == std::vector<int64_t>{1, 1});
+}
+
+}  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("Conv reference revalidates run-time shapes (untrusted inputs)") {
+  OpTest t;
+  // Inferred with a symbolic spatial dim; fed an input smaller than the kernel.
+  Value* x = t.input("x", f32({1, 1, 2}, {1, 2}));
+  Node* n = t.node("Conv", {x, t.constant("w", f32({1, 1, 3}, {1, 1, 1}))});
+  CHECK(t.eval_error(n) ==
+        "node 'n' (Conv): kernel extent 3 is larger than the padded input 2 on spatial axis 0");
+  OpTest u;
+  Node* m = u.node(
+      "Conv", {u.input("x", f32({1, 1, 3}, {1, 2, 3})), u.constant("w", f32({2, 1, 1}, {1, 1})),
+               u.constant("b", f32({3}, {0, 0, 0}))});
+  CHECK(u.eval_error(m) == "node 'n' (Conv): bias B [3] does not match the 2 output channels");
+}
+
+}  // namespace kiln::ir::test
