@@ -1,0 +1,49 @@
+// The command line of a standalone compiled model. Generated code supplies a
+// ModelApi table and calls exe_main from main().
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+
+#include "kiln/rt/dtype.h"
+
+namespace kiln::rt {
+
+struct TensorInfo {
+  const char* name;
+  kiln_dtype dtype;
+  int rank;
+  const int64_t* dims;
+};
+
+struct ModelApi {
+  const char* model_name;
+  int n_inputs;
+  const TensorInfo* inputs;
+  int n_outputs;
+  const TensorInfo* outputs;
+  void* (*create)(int threads);  // returns a context or nullptr
+  int (*run)(void* ctx, const void* const* inputs, void* const* outputs);  // 0 = ok
+  const char* (*error)(void* ctx);
+  void (*destroy)(void* ctx);
+};
+
+// Prints "NAME: shape [d0,d1] dtype T", then "  values: " with the first (up
+// to 10) values and "  argmax: " with the flat index of the first maximum
+// (NaNs skipped). data holds the tensor's elements, dense row-major. Used by
+// exe_main and by `kiln run`, so that both print outputs the same way.
+void print_tensor_summary(std::FILE* out, const TensorInfo& t, const void* data) noexcept;
+
+// PROG [-i NAME=FILE]... [FILE]... [-o DIR] [--repeat N] [--threads N] [-h]
+// Inputs are .npy files, given by name or positionally in the model's input
+// order. Each is checked against the table (dtype, shape) before running.
+// With -o DIR, writes DIR/<sanitized output name>.npy for each output;
+// otherwise prints each output's name, shape, dtype, first values and argmax.
+// Returns the process exit code: 0 on success, 1 on any error (one line
+// "error: ..." on stderr). Never throws.
+int exe_main(int argc, char** argv, const ModelApi& api) noexcept;
+
+// Same, printing to out and err instead of stdout and stderr (for tests).
+int exe_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FILE* err) noexcept;
+
+}  // namespace kiln::rt

@@ -1,0 +1,19 @@
+// Single-precision matrix multiply.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::rt {
+
+class ThreadPool;
+
+// C = alpha * op(A) * op(B) + beta * C, row-major, op(X) = X or X^T.
+// op(A) is M x K, op(B) is K x N, C is M x N. lda/ldb/ldc are the row strides
+// (in elements) of A, B and C as stored. beta == 0 means C is write-only (its
+// contents, NaN included, are ignored). pool may be nullptr (serial).
+// The result does not depend on the number of threads.
+void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+              int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+              ThreadPool* pool) noexcept;
+
+}  // namespace kiln::rt

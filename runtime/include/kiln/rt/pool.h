@@ -1,0 +1,44 @@
+// 2-D max and average pooling (1-D pooling is passed with H = KH = OH = 1).
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::rt {
+
+class ThreadPool;
+
+// x is N x C x H x W, y is N x C x OH x OW.
+// pad_bottom / pad_right are the explicit end pads. Only avgpool2d_f32 with
+// count_include_pad reads them; left at -1 they are derived from OH / OW as
+// the padding the output needs, which also counts any ceil_mode overhang, so
+// generated code should set them whenever count_include_pad is true.
+struct Pool2dParams {
+  int64_t N, C, H, W, KH, KW, OH, OW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+  int64_t pad_bottom = -1, pad_right = -1;
+};
+
+// Padding never wins (acts as -inf); a window with no input element gives -inf.
+void maxpool2d_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept;
+
+// Mean over the window. The divisor counts the window's elements inside the
+// input, or, with count_include_pad, inside the explicitly padded input
+// [-pad_top, H + pad_bottom) x [-pad_left, W + pad_right) as ONNX does.
+void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x, float* y,
+                   ThreadPool* pool) noexcept;
+
+// y[i] = mean of x[i*spatial .. (i+1)*spatial), for i in [0, NC).
+void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y) noexcept;
+
+// y[i] = max of x[i*spatial .. (i+1)*spatial); T is any type with operator<.
+template <class T>
+void global_maxpool(int64_t NC, int64_t spatial, const T* x, T* y) noexcept {
+  for (int64_t i = 0; i < NC; ++i) {
+    const T* xs = x + i * spatial;
+    T m = xs[0];
+    for (int64_t j = 1; j < spatial; ++j)
+      if (m < xs[j]) m = xs[j];
+    y[i] = m;
+  }
+}
+
+}  // namespace kiln::rt

@@ -1,0 +1,70 @@
+// A fixed set of persistent worker threads that split loops with the caller.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::rt {
+
+class ThreadPool {
+ public:
+  // threads < 1 is taken as 1. threads == 1 creates no thread: every
+  // parallel_for runs inline. The caller of parallel_for is one of the
+  // `threads`, so threads - 1 workers are started here. If the system
+  // refuses to start a thread, the pool keeps the ones it got (see size()).
+  explicit ThreadPool(int threads) noexcept;
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that take part in a parallel_for, the caller included.
+  int size() const noexcept { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) on disjoint ranges covering [0, n), at most size()
+  // of them, contiguous and of near-equal length; returns when all are done.
+  // fn must not throw (an exception thrown by fn is caught and dropped).
+  // A call made while the pool is busy (from inside fn, or from another
+  // thread) runs serially on the calling thread instead of deadlocking.
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) noexcept;
+
+ private:
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* fn;
+    int64_t n;
+    int64_t chunks;
+    std::atomic<int64_t> next{0};
+  };
+  static void run_chunks(Job& job) noexcept;
+  void worker_loop() noexcept;
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_;  // workers wait for a job or stop
+  std::condition_variable idle_;  // the caller waits for busy_ == 0
+  Job* job_ = nullptr;
+  uint64_t generation_ = 0;
+  int busy_ = 0;
+  bool stop_ = false;
+  std::atomic<bool> in_use_{false};
+};
+
+// Serial when pool is nullptr or has one thread.
+inline void parallel_for(ThreadPool* pool, int64_t n,
+                         const std::function<void(int64_t begin, int64_t end)>& fn) noexcept {
+  if (n <= 0) return;
+  if (pool == nullptr || pool->size() == 1 || n == 1) {
+    try {
+      fn(0, n);
+    } catch (...) {
+    }
+    return;
+  }
+  pool->parallel_for(n, fn);
+}
+
+}  // namespace kiln::rt

@@ -1,0 +1,352 @@
+#include "kiln/rt/exe_main.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kiln/rt/npy.h"
+#include "kiln/rt/sanitize.h"
+
+namespace kiln::rt {
+namespace {
+
+// An error that ends the program with one line on stderr.
+struct Failure {
+  std::string message;
+};
+
+std::string shape_str(int rank, const int64_t* dims) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i) s += ",";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+struct Options {
+  std::vector<std::pair<std::string, std::string>> named;  // -i NAME=FILE
+  std::vector<std::string> positional;
+  std::string out_dir;
+  bool has_out_dir = false;
+  int repeat = 1;
+  int threads = 1;
+  bool help = false;
+};
+
+int parse_positive(const std::string& option, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1000000000L)
+    throw Failure{"option " + option + " expects a positive integer, got '" + v + "'"};
+  return static_cast<int>(n);
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  bool only_files = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (only_files || a.empty() || a[0] != '-' || a == "-") {
+      o.positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      only_files = true;
+      continue;
+    }
+    // --long=value or --long value / -x value
+    std::string name = a, value;
+    bool has_value = false;
+    const size_t eq = a.find('=');
+    if (a.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      has_value = true;
+    }
+    auto take_value = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw Failure{"option " + name + " expects a value"};
+      return argv[++i];
+    };
+    if (name == "-h" || name == "--help") {
+      o.help = true;
+    } else if (name == "-i" || name == "--input") {
+      const std::string v = take_value();
+      const size_t e = v.find('=');
+      if (e == std::string::npos || e == 0)
+        throw Failure{"option " + name + " expects NAME=FILE, got '" + v + "'"};
+      o.named.emplace_back(v.substr(0, e), v.substr(e + 1));
+    } else if (name == "-o" || name == "--output-dir") {
+      o.out_dir = take_value();
+      o.has_out_dir = true;
+    } else if (name == "--repeat") {
+      o.repeat = parse_positive(name, take_value());
+    } else if (name == "--threads") {
+      o.threads = parse_positive(name, take_value());
+    } else {
+      throw Failure{"unknown option '" + a + "' (see --help)"};
+    }
+  }
+  return o;
+}
+
+void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
+  std::string prog = argv0 ? argv0 : "model";
+  const size_t slash = prog.find_last_of('/');
+  if (slash != std::string::npos) prog = prog.substr(slash + 1);
+  std::fprintf(out, "usage: %s [options] [INPUT.npy ...]\n\n", prog.c_str());
+  std::fprintf(out, "Runs the compiled model '%s' on .npy inputs.\n\n", api.model_name ? api.model_name : "");
+  std::fprintf(out, "inputs (positionally in this order, or -i NAME=FILE):\n");
+  for (int i = 0; i < api.n_inputs; ++i) {
+    const TensorInfo& t = api.inputs[i];
+    std::fprintf(out, "  %s  %s %s\n", t.name, dtype_name(t.dtype), shape_str(t.rank, t.dims).c_str());
+  }
+  std::fprintf(out, "outputs:\n");
+  for (int i = 0; i < api.n_outputs; ++i) {
+    const TensorInfo& t = api.outputs[i];
+    std::fprintf(out, "  %s  %s %s\n", t.name, dtype_name(t.dtype), shape_str(t.rank, t.dims).c_str());
+  }
+  std::fprintf(out,
+               "\noptions:\n"
+               "  -i, --input NAME=FILE   read input NAME from the .npy file FILE\n"
+               "  -o, --output-dir DIR    write each output to DIR/<output>.npy (DIR is created)\n"
+               "      --repeat N          run N times (outputs from the last run), print latency\n"
+               "      --threads N         number of threads (default 1)\n"
+               "  -h, --help              show this help\n");
+}
+
+int64_t numel_of(const TensorInfo& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i) n *= t.dims[i];
+  return n;
+}
+
+// Element i of a tensor as a double (for printing and argmax).
+double element(kiln_dtype t, const unsigned char* p, int64_t i) {
+  switch (t) {
+    case KILN_F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case KILN_F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+    case KILN_F16: { uint16_t b; std::memcpy(&b, p + 2 * i, 2); return f16_bits_to_f32(b); }
+    case KILN_BF16: { uint16_t b; std::memcpy(&b, p + 2 * i, 2); return bf16_bits_to_f32(b); }
+    case KILN_I8: return static_cast<int8_t>(p[i]);
+    case KILN_U8: return p[i];
+    case KILN_BOOL: return p[i] != 0 ? 1.0 : 0.0;
+    case KILN_I16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case KILN_I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case KILN_I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
+  }
+  return 0.0;
+}
+
+std::string format_element(kiln_dtype t, const unsigned char* p, int64_t i) {
+  char buf[64];
+  switch (t) {
+    case KILN_I64: {
+      int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      std::snprintf(buf, sizeof buf, "%" PRId64, v);
+      return buf;
+    }
+    case KILN_BOOL: return p[i] ? "true" : "false";
+    case KILN_I8:
+    case KILN_U8:
+    case KILN_I16:
+    case KILN_I32: std::snprintf(buf, sizeof buf, "%.0f", element(t, p, i)); return buf;
+    case KILN_F32:
+    case KILN_F64:
+    case KILN_F16:
+    case KILN_BF16: std::snprintf(buf, sizeof buf, "%.6g", element(t, p, i)); return buf;
+  }
+  return "?";
+}
+
+void print_summary(std::FILE* out, const TensorInfo& t, const unsigned char* data) {
+  const int64_t n = numel_of(t);
+  std::fprintf(out, "%s: shape %s dtype %s\n", t.name, shape_str(t.rank, t.dims).c_str(), dtype_name(t.dtype));
+  const int64_t shown = n < 10 ? n : 10;
+  std::string values;
+  for (int64_t i = 0; i < shown; ++i) {
+    if (i) values += ' ';
+    values += format_element(t.dtype, data, i);
+  }
+  std::fprintf(out, "  values: %s%s\n", n == 0 ? "(none)" : values.c_str(), n > shown ? " ..." : "");
+  if (n == 0) {
+    std::fprintf(out, "  argmax: none (empty tensor)\n");
+    return;
+  }
+  // First maximum; NaNs are skipped unless every value is NaN.
+  int64_t best = -1;
+  double best_v = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = element(t.dtype, data, i);
+    if (v != v) continue;
+    if (best < 0 || v > best_v) {
+      best = i;
+      best_v = v;
+    }
+  }
+  std::fprintf(out, "  argmax: %" PRId64 "\n", best < 0 ? int64_t{0} : best);
+}
+
+struct Context {
+  const ModelApi& api;
+  void* ctx = nullptr;
+  ~Context() {
+    if (ctx != nullptr && api.destroy != nullptr) api.destroy(ctx);
+  }
+};
+
+int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FILE* err) {
+  const Options o = parse_args(argc, argv);
+  if (o.help) {
+    print_usage(out, argc > 0 ? argv[0] : nullptr, api);
+    return 0;
+  }
+
+  // Assign files to inputs.
+  std::vector<std::string> files(static_cast<size_t>(api.n_inputs));
+  std::vector<bool> given(files.size(), false);
+  if (o.positional.size() > files.size())
+    throw Failure{"too many inputs: got " + std::to_string(o.positional.size() + o.named.size()) +
+                  ", the model has " + std::to_string(api.n_inputs)};
+  for (size_t i = 0; i < o.positional.size(); ++i) {
+    files[i] = o.positional[i];
+    given[i] = true;
+  }
+  for (const auto& nv : o.named) {
+    int idx = -1;
+    for (int i = 0; i < api.n_inputs; ++i)
+      if (nv.first == api.inputs[i].name) idx = i;
+    if (idx < 0) {
+      std::string names;
+      for (int i = 0; i < api.n_inputs; ++i) names += std::string(i ? ", " : "") + api.inputs[i].name;
+      throw Failure{"unknown input '" + nv.first + "' (the model's inputs: " + names + ")"};
+    }
+    if (given[static_cast<size_t>(idx)]) throw Failure{"input '" + nv.first + "' is given twice"};
+    files[static_cast<size_t>(idx)] = nv.second;
+    given[static_cast<size_t>(idx)] = true;
+  }
+  for (int i = 0; i < api.n_inputs; ++i) {
+    const TensorInfo& t = api.inputs[i];
+    if (!given[static_cast<size_t>(i)])
+      throw Failure{std::string("input '") + t.name + "' is missing (expected " + dtype_name(t.dtype) + " " +
+                    shape_str(t.rank, t.dims) + ", give it with -i " + t.name + "=FILE.npy)"};
+  }
+
+  // Output file names must not collide after sanitizing.
+  std::vector<std::string> out_files;
+  if (o.has_out_dir) {
+    for (int i = 0; i < api.n_outputs; ++i) {
+      const std::string f = sanitize_file_name(api.outputs[i].name) + ".npy";
+      for (int j = 0; j < i; ++j)
+        if (out_files[static_cast<size_t>(j)] == f)
+          throw Failure{std::string("outputs '") + api.outputs[j].name + "' and '" + api.outputs[i].name +
+                        "' would both be written to '" + f + "'"};
+      out_files.push_back(f);
+    }
+  }
+
+  // Read and check inputs.
+  std::vector<HostTensor> inputs(files.size());
+  std::vector<const void*> in_ptrs(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const TensorInfo& t = api.inputs[i];
+    std::string e;
+    if (!read_npy(files[i], inputs[i], e)) throw Failure{std::string("input '") + t.name + "': " + e};
+    const HostTensor& h = inputs[i];
+    if (h.dtype != t.dtype)
+      throw Failure{std::string("input '") + t.name + "': dtype " + dtype_name(h.dtype) +
+                    " does not match the model's " + dtype_name(t.dtype) + " (" + files[i] + ")"};
+    const bool same_shape = static_cast<int>(h.shape.size()) == t.rank &&
+                            std::equal(h.shape.begin(), h.shape.end(), t.dims);
+    if (!same_shape)
+      throw Failure{std::string("input '") + t.name + "': shape " +
+                    shape_str(static_cast<int>(h.shape.size()), h.shape.data()) + " does not match the model's " +
+                    shape_str(t.rank, t.dims) + " (" + files[i] + ")"};
+    in_ptrs[i] = h.data.data();
+  }
+
+  std::vector<std::vector<unsigned char>> outputs(static_cast<size_t>(api.n_outputs));
+  std::vector<void*> out_ptrs(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorInfo& t = api.outputs[i];
+    outputs[i].assign(static_cast<size_t>(numel_of(t)) * dtype_size(t.dtype) + 1, 0);  // +1: never empty
+    out_ptrs[i] = outputs[i].data();
+  }
+
+  Context c{api};
+  c.ctx = api.create(o.threads);
+  if (c.ctx == nullptr)
+    throw Failure{"cannot create the model context (threads=" + std::to_string(o.threads) + ")"};
+  std::vector<double> ms;
+  for (int r = 0; r < o.repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = api.run(c.ctx, in_ptrs.data(), out_ptrs.data());
+    const auto t1 = std::chrono::steady_clock::now();
+    if (rc != 0) {
+      const char* why = api.error ? api.error(c.ctx) : nullptr;
+      throw Failure{std::string("run failed: ") + (why && *why ? why : "error code " + std::to_string(rc))};
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  if (o.repeat > 1) {
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    const size_t n = s.size();
+    const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms\n", o.repeat, median, s[0]);
+  }
+
+  if (o.has_out_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) throw Failure{o.out_dir + ": cannot create the output directory: " + ec.message()};
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorInfo& t = api.outputs[i];
+      HostTensor h;
+      h.dtype = t.dtype;
+      h.shape.assign(t.dims, t.dims + t.rank);
+      outputs[i].pop_back();  // the +1 byte
+      h.data = std::move(outputs[i]);
+      std::string e;
+      if (!write_npy((std::filesystem::path(o.out_dir) / out_files[i]).string(), h, e)) throw Failure{e};
+    }
+  } else {
+    for (size_t i = 0; i < outputs.size(); ++i) print_summary(out, api.outputs[i], outputs[i].data());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void print_tensor_summary(std::FILE* out, const TensorInfo& t, const void* data) noexcept {
+  try {
+    print_summary(out, t, static_cast<const unsigned char*>(data));
+  } catch (...) {
+  }
+}
+
+int exe_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FILE* err) noexcept {
+  try {
+    return run_main(argc, argv, api, out, err);
+  } catch (const Failure& f) {
+    std::fprintf(err, "error: %s\n", f.message.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(err, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(err, "error: unknown failure\n");
+  }
+  return 1;
+}
+
+int exe_main(int argc, char** argv, const ModelApi& api) noexcept { return exe_main(argc, argv, api, stdout, stderr); }
+
+}  // namespace kiln::rt

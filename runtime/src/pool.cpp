@@ -1,0 +1,109 @@
+#include "kiln/rt/pool.h"
+
+#include <limits>
+
+#include "kiln/rt/thread_pool.h"
+
+namespace kiln::rt {
+namespace {
+
+struct PoolArgs {
+  const Pool2dParams* p;
+  const float* x;
+  float* y;
+  bool include_pad;
+  int64_t pad_bottom, pad_right;
+};
+
+void maxpool_plane(const Pool2dParams& p, const float* x, float* y) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    for (int64_t ow = 0; ow < p.OW; ++ow) {
+      float m = lowest;
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+        if (ih < 0 || ih >= p.H) continue;
+        const float* xr = x + ih * p.W;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+          const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+          if (iw < 0 || iw >= p.W) continue;
+          const float v = xr[iw];
+          if (v > m || v != v) m = v;  // NaN propagates
+        }
+      }
+      y[oh * p.OW + ow] = m;
+    }
+  }
+}
+
+void avgpool_plane(const PoolArgs& a, const float* x, float* y) {
+  const Pool2dParams& p = *a.p;
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    for (int64_t ow = 0; ow < p.OW; ++ow) {
+      float s = 0.f;
+      int64_t inside = 0, rows_padded = 0, cols_padded = 0;
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+        if (ih >= -p.pad_top && ih < p.H + a.pad_bottom) ++rows_padded;
+        if (ih < 0 || ih >= p.H) continue;
+        const float* xr = x + ih * p.W;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+          const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+          if (iw < 0 || iw >= p.W) continue;
+          s += xr[iw];
+          ++inside;
+        }
+      }
+      for (int64_t kw = 0; kw < p.KW; ++kw) {
+        const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+        if (iw >= -p.pad_left && iw < p.W + a.pad_right) ++cols_padded;
+      }
+      const int64_t count = a.include_pad ? rows_padded * cols_padded : inside;
+      y[oh * p.OW + ow] = count > 0 ? s / static_cast<float>(count) : 0.f;
+    }
+  }
+}
+
+// The end padding the output shape needs: the last window's far edge minus the input size.
+int64_t implied_end_pad(int64_t out, int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad_begin) {
+  const int64_t need = (out - 1) * stride + (k - 1) * dil + 1 - in - pad_begin;
+  return need > 0 ? need : 0;
+}
+
+}  // namespace
+
+void maxpool2d_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept {
+  PoolArgs args{&p, x, y, false, 0, 0};
+  parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
+    const Pool2dParams& q = *a->p;
+    for (int64_t i = i0; i < i1; ++i) maxpool_plane(q, a->x + i * q.H * q.W, a->y + i * q.OH * q.OW);
+  });
+}
+
+void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x, float* y,
+                   ThreadPool* pool) noexcept {
+  const int64_t pb = p.pad_bottom >= 0 ? p.pad_bottom : implied_end_pad(p.OH, p.H, p.KH, p.stride_h, p.dil_h, p.pad_top);
+  const int64_t pr =
+      p.pad_right >= 0 ? p.pad_right : implied_end_pad(p.OW, p.W, p.KW, p.stride_w, p.dil_w, p.pad_left);
+  PoolArgs args{&p, x, y, count_include_pad, pb, pr};
+  parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
+    const Pool2dParams& q = *a->p;
+    for (int64_t i = i0; i < i1; ++i) avgpool_plane(*a, a->x + i * q.H * q.W, a->y + i * q.OH * q.OW);
+  });
+}
+
+void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y) noexcept {
+  for (int64_t i = 0; i < NC; ++i) {
+    const float* xs = x + i * spatial;
+    float s[8] = {};
+    int64_t j = 0;
+    for (; j + 8 <= spatial; j += 8)
+      for (int q = 0; q < 8; ++q) s[q] += xs[j + q];
+    float tail = 0.f;
+    for (; j < spatial; ++j) tail += xs[j];
+    const float sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
+    y[i] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.f;
+  }
+}
+
+}  // namespace kiln::rt

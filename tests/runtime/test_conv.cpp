@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "kiln/rt/conv.h"
+#include "kiln/rt/thread_pool.h"
+#include "test_util.h"
+
+using namespace kiln::rt;
+using kiln_test::max_rel_diff;
+using kiln_test::random_floats;
+
+namespace {
+
+void conv_ref(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t cg = p.C / p.group, mg = p.M / p.group;
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          double s = bias ? bias[m] : 0.0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < p.KH; ++kh)
+              for (int64_t kw = 0; kw < p.KW; ++kw) {
+                const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+                const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+                if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W) continue;
+                s += double(x[((n * p.C + g * cg + c) * p.H + ih) * p.W + iw]) *
+                     double(w[((m * cg + c) * p.KH + kh) * p.KW + kw]);
+              }
+          y[((n * p.M + m) * p.OH + oh) * p.OW + ow] = float(s);
+        }
+    }
+}
+
+// Builds the params with the output size ONNX gives for the pads.
+Conv2dParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, int64_t sh,
+                  int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw, int64_t group) {
+  Conv2dParams p{};
+  p.N = N; p.C = C; p.H = H; p.W = W; p.M = M; p.KH = KH; p.KW = KW;
+  p.stride_h = sh; p.stride_w = sw; p.pad_top = pt; p.pad_left = pl; p.dil_h = dh; p.dil_w = dw; p.group = group;
+  p.OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
+  p.OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  return p;
+}
+
+void check(const Conv2dParams& p, bool with_bias, ThreadPool* pool, uint32_t seed) {
+  const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+  const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
+  const auto b = random_floats(p.M, seed + 2);
+  std::vector<float> y(p.N * p.M * p.OH * p.OW, -7.f), r(y.size());
+  std::vector<float> scratch(conv2d_scratch_floats(p));
+  conv2d_f32(p, x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), scratch.empty() ? nullptr : scratch.data(),
+             pool);
+  conv_ref(p, x.data(), w.data(), with_bias ? b.data() : nullptr, r.data());
+  INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M << " K=" << p.KH << "x" << p.KW
+            << " stride=" << p.stride_h << "," << p.stride_w << " pads=" << p.pad_top << "," << p.pad_left
+            << " dil=" << p.dil_h << "," << p.dil_w << " group=" << p.group << " bias=" << with_bias);
+  CHECK(max_rel_diff(y, r) < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("conv2d_f32 matches a naive loop nest") {
+  const Conv2dParams cases[] = {
+      make(1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),      // same padding
+      make(2, 3, 9, 7, 5, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1),      // stride 2, no pad, odd sizes
+      make(1, 4, 10, 11, 6, 3, 2, 2, 1, 2, 0, 1, 3, 1, 1, 2),    // groups, asymmetric pads
+      make(1, 2, 12, 12, 3, 3, 3, 1, 2, 2, 1, 2, 1, 2, 3, 1),    // dilation
+      make(2, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),     // 1x1 fast path
+      make(1, 8, 6, 5, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1),      // 1x1 strided: im2col path
+      make(1, 8, 6, 5, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2),      // 1x1 padded, grouped
+      make(2, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6),      // depthwise
+      make(1, 5, 10, 9, 5, 3, 5, 2, 3, 0, 2, 2, 1, 2, 1, 5),     // depthwise, strided, dilated, asym pads
+      make(1, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4),      // depthwise with multiplier 2
+      make(1, 3, 1, 20, 4, 1, 5, 1, 2, 0, 2, 0, 2, 1, 1, 1),     // 1-D as H = 1
+      make(1, 2, 4, 4, 3, 5, 5, 1, 1, 3, 3, 3, 3, 1, 1, 1),      // kernel larger than input
+      make(1, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),  // large enough to thread the gemm
+  };
+  ThreadPool pool(3);
+  uint32_t seed = 100;
+  for (const auto& p : cases) {
+    REQUIRE(p.OH > 0);
+    REQUIRE(p.OW > 0);
+    check(p, true, nullptr, seed);
+    check(p, false, nullptr, seed);
+    check(p, true, &pool, seed);
+    seed += 3;
+  }
+}
+
+TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
+  CHECK(conv2d_scratch_floats(make(1, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
+  CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
+  CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64);
+}

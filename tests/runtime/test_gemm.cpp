@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kiln/rt/gemm.h"
+#include "kiln/rt/thread_pool.h"
+#include "test_util.h"
+
+using namespace kiln::rt;
+using kiln_test::max_rel_diff;
+using kiln_test::random_floats;
+
+namespace {
+
+void gemm_ref(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const float a = ta ? A[k * lda + i] : A[i * lda + k];
+        const float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+        s += double(a) * double(b);
+      }
+      float& c = C[i * ldc + j];
+      c = beta == 0.f ? float(alpha * s) : float(alpha * s + beta * double(c));
+    }
+}
+
+// Checks one case, with padded leading dimensions, against the reference.
+void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, ThreadPool* pool,
+                uint32_t seed) {
+  const int64_t pad = 3;
+  const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+  const auto A = random_floats(static_cast<size_t>((ta ? K : M) * lda), seed);
+  const auto B = random_floats(static_cast<size_t>((tb ? N : K) * ldb), seed + 1);
+  auto C = random_floats(static_cast<size_t>(M * ldc), seed + 2);
+  auto R = C;
+  if (beta == 0.f) {
+    for (float& c : C) c = std::numeric_limits<float>::quiet_NaN();  // must be ignored
+    R = C;
+  }
+  gemm_f32(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc, pool);
+  gemm_ref(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, R.data(), ldc);
+  // Compare only the M x N window; the padding columns must be untouched.
+  std::vector<float> got, want;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float g = C[i * ldc + j], w = R[i * ldc + j];
+      if (j >= N) {
+        if (!(g == w || (std::isnan(g) && std::isnan(w)))) {
+          FAIL("padding column written at " << i << "," << j);
+        }
+        continue;
+      }
+      got.push_back(g);
+      want.push_back(w);
+    }
+  const double err = max_rel_diff(got, want);
+  INFO("ta=" << ta << " tb=" << tb << " M=" << M << " N=" << N << " K=" << K << " alpha=" << alpha
+             << " beta=" << beta << " threads=" << (pool ? pool->size() : 1));
+  CHECK(err < 1e-4 * std::sqrt(double(K) + 1));
+}
+
+}  // namespace
+
+TEST_CASE("gemm_f32 matches a naive triple loop for all transposes and beta 0 1 other and odd sizes") {
+  const int64_t sizes[][3] = {{1, 1, 1},   {1, 7, 5},    {5, 1, 9},     {7, 17, 3},   {13, 33, 65}, {6, 16, 256},
+                              {64, 64, 64}, {37, 129, 300}, {121, 19, 513}, {3, 2050, 4}, {1, 300, 257}, {1, 40, 0}};
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 1;
+  for (auto& s : sizes)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (float beta : {0.f, 1.f, 0.5f}) {
+          check_case(ta, tb, s[0], s[1], s[2], 1.f, beta, nullptr, seed);
+          check_case(ta, tb, s[0], s[1], s[2], -0.75f, beta, &pool3, seed);
+          seed += 3;
+        }
+  // Larger ones, threaded, where the work is split by M and by N.
+  check_case(false, false, 200, 40, 100, 1.f, 0.f, &pool2, 7);
+  check_case(false, true, 40, 300, 100, 1.f, 1.f, &pool2, 8);
+  check_case(true, false, 130, 2100, 20, 2.f, 0.f, &pool3, 9);
+}
+
+TEST_CASE("gemm_f32 results do not depend on the thread count") {
+  const int64_t M = 50, N = 70, K = 600;
+  const auto A = random_floats(M * K, 11), B = random_floats(K * N, 12);
+  std::vector<float> c1(M * N), c2(M * N), c4(M * N);
+  ThreadPool p2(2), p4(4);
+  gemm_f32(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, c1.data(), N, nullptr);
+  gemm_f32(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, c2.data(), N, &p2);
+  gemm_f32(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, c4.data(), N, &p4);
+  CHECK(c1 == c2);
+  CHECK(c1 == c4);
+}
+
+TEST_CASE("gemm_f32 with K == 0 or alpha == 0 scales C by beta") {
+  std::vector<float> C = {1, 2, 3, 4};
+  gemm_f32(false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f, C.data(), 2, nullptr);
+  CHECK(C == std::vector<float>{2, 4, 6, 8});
+  std::vector<float> D = {NAN, NAN};
+  const float a[2] = {1, 2}, b[2] = {3, 4};
+  gemm_f32(false, false, 1, 2, 1, 0.f, a, 1, b, 2, 0.f, D.data(), 2, nullptr);
+  CHECK(D == std::vector<float>{0, 0});
+}
+
+TEST_CASE("gemm_f32 speed (informational)") {
+  const int64_t n = 256;
+  const auto A = random_floats(n * n, 1), B = random_floats(n * n, 2);
+  std::vector<float> C(n * n);
+  gemm_f32(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n, nullptr);  // warm up
+  const int reps = 10;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps; ++r)
+    gemm_f32(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n, nullptr);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("gemm 256^3 single thread: " << 2.0 * n * n * n * reps / s / 1e9 << " GFLOP/s");
+}

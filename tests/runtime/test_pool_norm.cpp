@@ -1,0 +1,145 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kiln/rt/norm.h"
+#include "kiln/rt/pool.h"
+#include "kiln/rt/thread_pool.h"
+#include "test_util.h"
+
+using namespace kiln::rt;
+
+namespace {
+
+Pool2dParams pool_params(int64_t H, int64_t W, int64_t K, int64_t S, int64_t OH, int64_t OW, int64_t pt, int64_t pl) {
+  Pool2dParams p{};
+  p.N = 1; p.C = 1; p.H = H; p.W = W; p.KH = K; p.KW = K; p.OH = OH; p.OW = OW;
+  p.stride_h = S; p.stride_w = S; p.pad_top = pt; p.pad_left = pl; p.dil_h = 1; p.dil_w = 1;
+  p.pad_bottom = -1; p.pad_right = -1;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("maxpool2d_f32 with padding treats pads as -inf") {
+  // x = 1..9 as 3x3; kernel 2, stride 1, pads 1 all round -> 4x4 output.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (float& v : x) v = -v;  // all negative, so a zero pad would win if pads were 0
+  auto p = pool_params(3, 3, 2, 1, 4, 4, 1, 1);
+  std::vector<float> y(16);
+  maxpool2d_f32(p, x.data(), y.data(), nullptr);
+  const std::vector<float> want = {-1, -1, -2, -3, -1, -1, -2, -3, -4, -4, -5, -6, -7, -7, -8, -9};
+  CHECK(y == want);
+}
+
+TEST_CASE("maxpool2d_f32 stride 2 with dilation") {
+  // 1 x 5 input, kernel 2 with dilation 2, stride 2 -> windows {0,2}, {2,4}.
+  std::vector<float> x = {5, 1, 3, 9, 4};
+  Pool2dParams p{};
+  p.N = 1; p.C = 1; p.H = 1; p.W = 5; p.KH = 1; p.KW = 2; p.OH = 1; p.OW = 2;
+  p.stride_h = 1; p.stride_w = 2; p.dil_h = 1; p.dil_w = 2;
+  std::vector<float> y(2);
+  maxpool2d_f32(p, x.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{5, 4});
+}
+
+TEST_CASE("avgpool2d_f32 count_include_pad on and off") {
+  // 2x2 input of ones; kernel 2, stride 1, pad 1 all round -> 3x3 output.
+  std::vector<float> x = {1, 2, 3, 4};
+  auto p = pool_params(2, 2, 2, 1, 3, 3, 1, 1);
+  std::vector<float> y(9);
+  avgpool2d_f32(p, false, x.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
+  avgpool2d_f32(p, true, x.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{0.25f, 0.75f, 0.5f, 1, 2.5f, 1.5f, 0.75f, 1.75f, 1});
+}
+
+TEST_CASE("avgpool2d_f32 count_include_pad does not count the ceil_mode overhang") {
+  // 1 x 5 input, kernel 3, stride 2, pads (1, 1): windows start at -1, 1, 3;
+  // the first and last each hold one explicit pad, which counts.
+  std::vector<float> x = {1, 2, 3, 4, 5};
+  Pool2dParams p{};
+  p.N = 1; p.C = 1; p.H = 1; p.W = 5; p.KH = 1; p.KW = 3; p.OH = 1; p.OW = 3;
+  p.stride_h = 1; p.stride_w = 2; p.pad_top = 0; p.pad_left = 1; p.dil_h = 1; p.dil_w = 1;
+  p.pad_bottom = 0; p.pad_right = 1;
+  std::vector<float> y(3);
+  avgpool2d_f32(p, true, x.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{1, 3, 3});  // (0+1+2)/3, (2+3+4)/3, (4+5+0)/3
+  // 1 x 6 input, no pads, ceil_mode: OW = ceil((6 - 3) / 2) + 1 = 3 (2 without
+  // ceil). Windows 0..2, 2..4, 4..6: position 6 is overhang and never counts.
+  const std::vector<float> x6 = {1, 2, 3, 4, 5, 6};
+  p.W = 6;
+  p.pad_left = 0;
+  p.pad_right = 0;
+  avgpool2d_f32(p, true, x6.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{2, 4, 5.5f});
+  avgpool2d_f32(p, false, x6.data(), y.data(), nullptr);
+  CHECK(y == std::vector<float>{2, 4, 5.5f});
+  // Left at -1, the end pad is taken from OW (here 1), so the overhang counts.
+  p.pad_right = -1;
+  avgpool2d_f32(p, true, x6.data(), y.data(), nullptr);
+  CHECK(y[2] == doctest::Approx(11.0 / 3));
+}
+
+TEST_CASE("pools over several planes with a thread pool match serial") {
+  const int64_t N = 2, C = 5, H = 9, W = 8;
+  const auto x = kiln_test::random_floats(N * C * H * W, 5);
+  Pool2dParams p{};
+  p.N = N; p.C = C; p.H = H; p.W = W; p.KH = 3; p.KW = 3; p.OH = 5; p.OW = 4;
+  p.stride_h = 2; p.stride_w = 2; p.pad_top = 1; p.pad_left = 0; p.dil_h = 1; p.dil_w = 1;
+  std::vector<float> a(N * C * 20), b(a.size());
+  ThreadPool tp(3);
+  maxpool2d_f32(p, x.data(), a.data(), nullptr);
+  maxpool2d_f32(p, x.data(), b.data(), &tp);
+  CHECK(a == b);
+  avgpool2d_f32(p, true, x.data(), a.data(), nullptr);
+  avgpool2d_f32(p, true, x.data(), b.data(), &tp);
+  CHECK(a == b);
+}
+
+TEST_CASE("global pools") {
+  const std::vector<float> x = {1, 2, 3, 4, -1, -2, -3, -10};
+  std::vector<float> y(2);
+  global_avgpool_f32(2, 4, x.data(), y.data());
+  CHECK(y == std::vector<float>{2.5f, -4});
+  global_maxpool<float>(2, 4, x.data(), y.data());
+  CHECK(y == std::vector<float>{4, -1});
+  std::vector<float> big(2 * 19);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = float(i);
+  global_avgpool_f32(2, 19, big.data(), y.data());
+  CHECK(y[0] == doctest::Approx(9));
+  CHECK(y[1] == doctest::Approx(28));
+}
+
+TEST_CASE("batchnorm_f32") {
+  // N=2, C=2, spatial=2.
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  const float scale[2] = {2, 1}, bias[2] = {0, 1}, mean[2] = {1, 3}, var[2] = {4, 1};
+  std::vector<float> y(8);
+  batchnorm_f32(2, 2, 2, x.data(), scale, bias, mean, var, 0.f, y.data());
+  const std::vector<float> want = {0, 1, 1, 2, 4, 5, 5, 6};
+  for (size_t i = 0; i < 8; ++i) CHECK(y[i] == doctest::Approx(want[i]));
+}
+
+TEST_CASE("softmax_f32 and log softmax over inner and outer axes") {
+  // Shape 2 x 3 x 2, softmax over the middle axis.
+  const std::vector<float> x = {1, 0, 2, 0, 3, 0, 1000, -5, 1000, -5, 1000, -5};
+  std::vector<float> y(12), l(12);
+  softmax_f32(2, 3, 2, x.data(), y.data(), false);
+  softmax_f32(2, 3, 2, x.data(), l.data(), true);
+  const double e1 = std::exp(1.0), e2 = std::exp(2.0), e3 = std::exp(3.0), s = e1 + e2 + e3;
+  CHECK(y[0] == doctest::Approx(e1 / s));
+  CHECK(y[2] == doctest::Approx(e2 / s));
+  CHECK(y[4] == doctest::Approx(e3 / s));
+  CHECK(y[1] == doctest::Approx(1.0 / 3));
+  CHECK(y[6] == doctest::Approx(1.0 / 3));  // large values stay finite
+  CHECK(y[7] == doctest::Approx(1.0 / 3));
+  CHECK(l[0] == doctest::Approx(1 - std::log(s)));
+  CHECK(l[6] == doctest::Approx(-std::log(3.0)));
+  // In place, inner = 1.
+  std::vector<float> z = {0, 0, 0, 0};
+  softmax_f32(1, 4, 1, z.data(), z.data(), false);
+  for (float v : z) CHECK(v == doctest::Approx(0.25));
+}

@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "kiln/rt/thread_pool.h"
+
+using kiln::rt::ThreadPool;
+
+namespace {
+
+int64_t pool_sum(ThreadPool& pool, int64_t n) {
+  std::vector<int64_t> partial(static_cast<size_t>(n), 0);
+  pool.parallel_for(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) partial[static_cast<size_t>(i)] = i * i;
+  });
+  int64_t s = 0;
+  for (int64_t v : partial) s += v;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("thread pool sums over 0..n equally with 1 2 and 4 threads") {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    CHECK(pool.size() == threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 100, 1000, 100003}) {
+      int64_t expected = 0;
+      for (int64_t i = 0; i < n; ++i) expected += i * i;
+      CHECK(pool_sum(pool, n) == expected);
+    }
+  }
+}
+
+TEST_CASE("thread pool ranges are disjoint and cover 0..n and number at most size") {
+  ThreadPool pool(4);
+  for (int rep = 0; rep < 200; ++rep) {
+    const int64_t n = 1 + rep % 37;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::atomic<int> calls{0};
+    pool.parallel_for(n, [&](int64_t b, int64_t e) {
+      ++calls;
+      for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+    CHECK(calls.load() <= pool.size());
+  }
+}
+
+TEST_CASE("thread pool with one thread runs inline") {
+  ThreadPool pool(1);
+  CHECK(pool.size() == 1);
+  const auto caller = std::this_thread::get_id();
+  bool same = false;
+  pool.parallel_for(10, [&](int64_t b, int64_t e) {
+    same = std::this_thread::get_id() == caller && b == 0 && e == 10;
+  });
+  CHECK(same);
+  ThreadPool zero(0);
+  CHECK(zero.size() == 1);
+}
+
+TEST_CASE("nested parallel_for runs serially instead of deadlocking") {
+  ThreadPool pool(3);
+  std::atomic<int64_t> total{0};
+  pool.parallel_for(6, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.parallel_for(10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+    }
+  });
+  CHECK(total.load() == 60);
+}
+
+TEST_CASE("thread pool used from two threads at once stays correct") {
+  ThreadPool pool(2);
+  std::atomic<int64_t> a{0}, b{0};
+  auto work = [&](std::atomic<int64_t>& acc) {
+    for (int r = 0; r < 200; ++r)
+      pool.parallel_for(50, [&](int64_t s, int64_t e) { acc += e - s; });
+  };
+  std::thread t1(work, std::ref(a)), t2(work, std::ref(b));
+  t1.join();
+  t2.join();
+  CHECK(a.load() == 200 * 50);
+  CHECK(b.load() == 200 * 50);
+}

@@ -1,0 +1,29 @@
+// Helpers shared by the runtime tests.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kiln_test {
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+// Largest |a - b| relative to max(1, |b|).
+inline double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double d = std::fabs(double(a[i]) - double(b[i])) / std::fmax(1.0, std::fabs(double(b[i])));
+    if (!(d <= m)) m = d;  // NaN counts as a difference
+  }
+  return m;
+}
+
+}  // namespace kiln_test
