@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set up (PyTorch included, for the resnet18
+# check), build, and run every test with CTest, two at a time.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+bash scripts/setup.sh --with-torch
+bash scripts/build.sh
+# Compiled runtimes are cached per build tree, so the suite never depends on $HOME.
+export KILN_CACHE_DIR="$repo/build/kiln-cache"
+cd build
+ctest -j "${KILN_TEST_JOBS:-2}" --output-on-failure --timeout 1800 "$@"
