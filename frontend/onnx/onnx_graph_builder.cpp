@@ -1,0 +1,244 @@
+#include "frontend/onnx/onnx_graph_builder.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace kiln::frontend::onnx_import {
+
+GraphBuilder::GraphBuilder(ModelContext& model, onnx::GraphProto& proto, ir::Graph& graph,
+                           const GraphBuilder* parent)
+    : model_(model),
+      proto_(proto),
+      graph_(graph),
+      parent_(parent),
+      hints_(proto, parent ? &parent->hints_ : nullptr) {}
+
+void GraphBuilder::fail_graph(const std::string& problem) const {
+  if (is_main()) fail("{}: {}", model_.file, problem);
+  fail("{}: subgraph '{}': {}", model_.file, graph_.name(), problem);
+}
+
+void GraphBuilder::fail_node(const PendingNode&, const std::string& problem) const {
+  fail("{}: node '{}' ({}): {}", model_.file, node_name_, node_op_, problem);
+}
+
+void GraphBuilder::build() {
+  for (const auto& init : proto_.initializer()) reserved_.insert(init.name());
+  for (const auto& in : proto_.input()) reserved_.insert(in.name());
+  for (int i = 0; i < proto_.node_size(); ++i) {
+    const onnx::NodeProto& n = proto_.node(i);
+    std::string name = n.name().empty() ? fmt::format("{}_{}", n.op_type(), i) : n.name();
+    for (const std::string& out : n.output()) {
+      reserved_.insert(out);
+      defined_later_.emplace(out, fmt::format("node '{}' ({})", name, n.op_type()));
+    }
+  }
+  if (proto_.sparse_initializer_size() > 0)
+    fail_graph(fmt::format("sparse initializer '{}' is not supported",
+                           proto_.sparse_initializer(0).values().name()));
+  add_initializers();
+  add_inputs();
+  for (int i = 0; i < proto_.node_size(); ++i) add_node(*proto_.mutable_node(i), static_cast<size_t>(i));
+  add_outputs();
+}
+
+ir::Value* GraphBuilder::lookup(const std::string& name) const {
+  auto it = scope_.find(name);
+  if (it != scope_.end()) return it->second;
+  return parent_ ? parent_->lookup(name) : nullptr;
+}
+
+void GraphBuilder::define(const std::string& name, ir::Value* v, std::string how) {
+  scope_[name] = v;
+  how_[name] = std::move(how);
+}
+
+// Initializers are constants, also those listed in graph.input (ONNX's overridable defaults):
+// a compiled model bakes its weights in.
+void GraphBuilder::add_initializers() {
+  for (auto& init : *proto_.mutable_initializer()) {
+    const std::string name = init.name();
+    if (name.empty()) fail_graph("an initializer has no name");
+    if (scope_.count(name)) fail_graph(fmt::format("initializer '{}' is defined twice", name));
+    ir::Tensor t = model_.loader.load(init, fmt::format("initializer '{}'", name));
+    define(name, graph_.add_constant(name, std::move(t)), "as an initializer");
+  }
+}
+
+void GraphBuilder::add_inputs() {
+  for (const auto& vi : proto_.input()) {
+    const std::string& name = vi.name();
+    if (name.empty()) fail_graph("a graph input has no name");
+    auto it = how_.find(name);
+    if (it != how_.end()) {
+      if (it->second == "as an initializer") continue;  // a constant, see add_initializers
+      fail_graph(fmt::format("input '{}' is listed twice", name));
+    }
+    ir::Value* v = graph_.add_value(name);
+    bool is_tensor = false;
+    TypeHint hint = vi.has_type() ? type_hint(vi.type(), &is_tensor) : TypeHint{};
+    if (vi.has_type() && !is_tensor)
+      fail_graph(fmt::format("input '{}' is not a tensor; only tensor inputs are supported", name));
+    if (vi.has_type() && vi.type().tensor_type().has_elem_type() && !hint.dtype)
+      fail_graph(fmt::format("input '{}' has unsupported data type {}", name,
+                             onnx_dtype_name(vi.type().tensor_type().elem_type())));
+    if (hint.dtype && hint.shape) {
+      v->set_type(*hint.dtype, *hint.shape);
+    } else if (is_main()) {  // subgraph inputs (loop counters ...) may leave it to inference
+      fail_graph(fmt::format("input '{}' has no {}", name, hint.dtype ? "shape (rank unknown)" : "type"));
+    }
+    define(name, v, "as a graph input");
+    graph_.inputs().push_back(v);
+  }
+}
+
+void GraphBuilder::add_node(onnx::NodeProto& node, size_t index) {
+  node_name_ = node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();
+  node_op_ = node.op_type();
+  PendingNode p{node.op_type(), {}, {}, {}, node_name_};
+  for (const std::string& in : node.input()) {
+    if (in.empty()) {
+      p.inputs.push_back(nullptr);
+      continue;
+    }
+    ir::Value* v = lookup(in);
+    if (!v) {
+      auto later = defined_later_.find(in);
+      if (later != defined_later_.end())
+        fail_node(p, fmt::format("input '{}' is used before it is defined (by {}); nodes must be in "
+                                 "topological order",
+                                 in, later->second));
+      fail_node(p, fmt::format("input '{}' is not defined", in));
+    }
+    p.inputs.push_back(v);
+  }
+  p.outputs.assign(node.output().begin(), node.output().end());
+  for (auto& a : *node.mutable_attribute()) {
+    if (p.attrs.count(a.name())) fail_node(p, fmt::format("attribute '{}' is given twice", a.name()));
+    p.attrs[a.name()] = convert_attr(a);
+  }
+  int opset = model_.opsets.at(normalize_domain(node.domain()));
+  const OpRule* rule = find_op_rule(node.op_type());
+  if (rule && rule->convert && opset < rule->canonical_since) rule->convert(*this, p, opset);
+  emit(std::move(p), false);
+}
+
+std::vector<ir::Value*> GraphBuilder::emit(PendingNode p, bool helper) {
+  const ir::OpDef* def = ir::registry().find(p.op);
+  if (!def) fail_node(p, fmt::format("op {} is not implemented", p.op));
+  for (auto it = p.attrs.begin(); it != p.attrs.end();) {
+    bool declared = std::any_of(def->attrs.begin(), def->attrs.end(),
+                                [&](const ir::AttrSpec& s) { return s.name == it->first; });
+    if (declared) {
+      ++it;
+    } else if (is_noop_attr(node_op_, it->first) || is_noop_attr(p.op, it->first)) {
+      it = p.attrs.erase(it);
+    } else {
+      fail_node(p, fmt::format("attribute '{}' is not supported", it->first));
+    }
+  }
+  while (!p.inputs.empty() && !p.inputs.back()) p.inputs.pop_back();
+  // Omitted trailing outputs are dropped; a helper's outputs all get fresh names.
+  while (!helper && !p.outputs.empty() && p.outputs.back().empty()) p.outputs.pop_back();
+  std::vector<std::string> names;
+  for (const std::string& out : p.outputs) {
+    if (helper || out.empty()) {
+      names.push_back(fresh_name(p.name + "_out"));
+      continue;
+    }
+    if (auto it = how_.find(out); it != how_.end())
+      fail_node(p, fmt::format("output '{}' is already defined ({})", out, it->second));
+    if (std::count(p.outputs.begin(), p.outputs.end(), out) > 1)
+      fail_node(p, fmt::format("output '{}' is listed twice", out));
+    names.push_back(out);
+  }
+  ir::Node* n = graph_.add_node(p.op, p.inputs, names, std::move(p.attrs), p.name);
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    if (helper || p.outputs[i].empty()) continue;
+    if (n->output(i)->name() != p.outputs[i])  // fresh names never take an ONNX name
+      fail_node(p, fmt::format("internal error: output '{}' was renamed", p.outputs[i]));
+    define(p.outputs[i], n->output(i), fmt::format("by node '{}' ({})", node_name_, node_op_));
+  }
+  return n->outputs();
+}
+
+void GraphBuilder::add_outputs() {
+  for (const auto& vi : proto_.output()) {
+    ir::Value* v = lookup(vi.name());
+    if (!v)
+      fail_graph(fmt::format("output '{}' is not defined by any node, input or initializer", vi.name()));
+    if (!v->has_type() && vi.has_type()) {
+      TypeHint hint = type_hint(vi.type());
+      if (hint.dtype && hint.shape) v->set_type(*hint.dtype, *hint.shape);
+    }
+    graph_.outputs().push_back(v);
+  }
+}
+
+ir::Attribute GraphBuilder::convert_attr(onnx::AttributeProto& a) {
+  using AP = onnx::AttributeProto;
+  AP::AttributeType type = a.type();
+  if (type == AP::UNDEFINED) {  // IR version 1 models leave the type to the field present
+    type = a.has_f()               ? AP::FLOAT
+           : a.has_i()             ? AP::INT
+           : a.has_s()             ? AP::STRING
+           : a.has_t()             ? AP::TENSOR
+           : a.has_g()             ? AP::GRAPH
+           : a.floats_size() > 0   ? AP::FLOATS
+           : a.ints_size() > 0     ? AP::INTS
+           : a.strings_size() > 0  ? AP::STRINGS
+                                   : AP::UNDEFINED;
+  }
+  switch (type) {
+    case AP::FLOAT: return ir::Attribute(a.f());
+    case AP::INT: return ir::Attribute(static_cast<int64_t>(a.i()));
+    case AP::STRING: return ir::Attribute(std::string(a.s()));
+    case AP::FLOATS: return ir::Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AP::INTS: return ir::Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AP::STRINGS:
+      return ir::Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case AP::TENSOR:
+      return ir::Attribute(model_.loader.load(
+          *a.mutable_t(), fmt::format("node '{}' ({}): attribute '{}'", node_name_, node_op_, a.name())));
+    case AP::GRAPH: return ir::Attribute(convert_subgraph(*a.mutable_g(), a.name()));
+    default: break;
+  }
+  fail_node({}, fmt::format("attribute '{}' of type {} is not supported", a.name(),
+                            type == AP::UNDEFINED ? "undefined" : AP::AttributeType_Name(type)));
+}
+
+std::shared_ptr<ir::Graph> GraphBuilder::convert_subgraph(onnx::GraphProto& g, const std::string& attr) {
+  auto sub = std::make_shared<ir::Graph>();
+  sub->set_name(g.name().empty() ? fmt::format("{}_{}", node_name_, attr) : g.name());
+  GraphBuilder(model_, g, *sub, this).build();
+  return sub;
+}
+
+std::string GraphBuilder::fresh_name(const std::string& hint) const {
+  std::string name = hint;
+  for (int k = 1; reserved_.count(name) || graph_.find_value(name); ++k)
+    name = fmt::format("{}_{}", hint, k);
+  return name;
+}
+
+ir::Value* GraphBuilder::constant(const std::string& hint, ir::Tensor t) {
+  return graph_.add_constant(fresh_name(hint), std::move(t));
+}
+
+std::vector<ir::Value*> GraphBuilder::emit_helper(PendingNode node) { return emit(std::move(node), true); }
+
+std::optional<ir::DType> GraphBuilder::dtype_of(const ir::Value* v) const {
+  if (v->has_type()) return v->dtype();
+  const TypeHint* h = hints_.find(v->name());
+  return h ? h->dtype : std::nullopt;
+}
+
+std::optional<ir::Shape> GraphBuilder::shape_of(const ir::Value* v) const {
+  if (v->has_type()) return v->shape();
+  const TypeHint* h = hints_.find(v->name());
+  return h ? h->shape : std::nullopt;
+}
+
+}  // namespace kiln::frontend::onnx_import
