@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
-#include "ir/ops/window.h"
 #include "kiln/rt/conv.h"
 
 namespace kiln::codegen::cpp {
@@ -12,31 +11,11 @@ namespace {
 // The node as the runtime's 2-D parameters (1-D lifted to H = 1).
 kiln::rt::Conv2dParams conv_params(const ir::Node& node) {
   std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
-  std::vector<int64_t> spatial(x.begin() + 2, x.end());
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  ir::ResolvedWindow win = ir::resolve_window(node, spatial, kernel);
-  bool one_d = spatial.size() == 1;
-  auto at = [&](const std::vector<int64_t>& v, size_t i2d, int64_t lifted) {
-    return one_d ? (i2d == 0 ? lifted : v[0]) : v[i2d];
-  };
-  kiln::rt::Conv2dParams p{};
-  p.N = x[0];
-  p.C = x[1];
-  p.H = at(spatial, 0, 1);
-  p.W = at(spatial, 1, 1);
-  p.M = w[0];
-  p.KH = at(win.kernel, 0, 1);
-  p.KW = at(win.kernel, 1, 1);
-  p.OH = at(win.out_dims, 0, 1);
-  p.OW = at(win.out_dims, 1, 1);
-  p.stride_h = at(win.strides, 0, 1);
-  p.stride_w = at(win.strides, 1, 1);
-  p.pad_top = at(win.pads_begin, 0, 0);
-  p.pad_left = at(win.pads_begin, 1, 0);
-  p.dil_h = at(win.dilations, 0, 1);
-  p.dil_w = at(win.dilations, 1, 1);
-  p.group = node.i("group");
-  return p;
+  Window2d win = window_2d(node, {x.begin() + 2, x.end()}, {w.begin() + 2, w.end()});
+  return kiln::rt::Conv2dParams{x[0],         x[1],         win.H,        win.W,
+                                w[0],         win.KH,       win.KW,       win.OH,
+                                win.OW,       win.stride_h, win.stride_w, win.pad_top,
+                                win.pad_left, win.dil_h,    win.dil_w,    node.i("group")};
 }
 
 std::string unsupported(const ir::Node& node) {

@@ -13,6 +13,15 @@ namespace kiln::codegen::cpp {
 inline std::vector<int64_t> dims_of(const ir::Value* v) { return v->shape().values(); }
 inline int64_t numel_of(const ir::Value* v) { return v->shape().numel(); }
 
+// A 1-D or 2-D sliding window (Conv, pools) resolved and lifted to the runtime's 2-D
+// parameters: a 1-D window runs as H = KH = OH = 1.
+struct Window2d {
+  int64_t H, W, KH, KW, OH, OW, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right,
+      dil_h, dil_w;
+};
+Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
+                   std::vector<int64_t> kernel);
+
 // Empty when every listed input and output 0 is f32, else the reason.
 std::string require_f32(const ir::Node& node);
 

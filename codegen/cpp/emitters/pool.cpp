@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
-#include "ir/ops/window.h"
 #include "kiln/rt/pool.h"
 
 namespace kiln::codegen::cpp {
@@ -12,29 +11,12 @@ namespace {
 
 kiln::rt::Pool2dParams pool_params(const ir::Node& node) {
   std::vector<int64_t> x = dims_of(node.input(0));
-  std::vector<int64_t> spatial(x.begin() + 2, x.end());
-  ir::ResolvedWindow win = ir::resolve_window(node, spatial, node.ints("kernel_shape"));
-  bool one_d = spatial.size() == 1;
-  auto at = [&](const std::vector<int64_t>& v, size_t i2d, int64_t lifted) {
-    return one_d ? (i2d == 0 ? lifted : v[0]) : v[i2d];
-  };
-  kiln::rt::Pool2dParams p{};
-  p.N = x[0];
-  p.C = x[1];
-  p.H = at(spatial, 0, 1);
-  p.W = at(spatial, 1, 1);
-  p.KH = at(win.kernel, 0, 1);
-  p.KW = at(win.kernel, 1, 1);
-  p.OH = at(win.out_dims, 0, 1);
-  p.OW = at(win.out_dims, 1, 1);
-  p.stride_h = at(win.strides, 0, 1);
-  p.stride_w = at(win.strides, 1, 1);
-  p.pad_top = at(win.pads_begin, 0, 0);
-  p.pad_left = at(win.pads_begin, 1, 0);
-  p.dil_h = at(win.dilations, 0, 1);
-  p.dil_w = at(win.dilations, 1, 1);
-  p.pad_bottom = at(win.pads_end, 0, 0);
-  p.pad_right = at(win.pads_end, 1, 0);
+  Window2d win = window_2d(node, {x.begin() + 2, x.end()}, node.ints("kernel_shape"));
+  kiln::rt::Pool2dParams p{x[0],         x[1],         win.H,        win.W,       win.KH,
+                           win.KW,       win.OH,       win.OW,       win.stride_h, win.stride_w,
+                           win.pad_top,  win.pad_left, win.dil_h,    win.dil_w};
+  p.pad_bottom = win.pad_bottom;
+  p.pad_right = win.pad_right;
   return p;
 }
 
