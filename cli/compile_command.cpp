@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
@@ -30,6 +31,7 @@ struct CompileArgs {
   std::string cpu = "native";
   int jobs = 2;
   bool verbose = false;
+  frontend::ImportLimits limits;
 };
 
 std::set<std::string> parse_emit(const std::string& text) {
@@ -64,6 +66,7 @@ int run_compile(const CompileArgs& args) {
     fail("--weights {}: expected embedded or external", args.weights);
   LoadOptions load;
   load.dims = parse_dims(args.dims);
+  load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
 
   codegen::cpp::CppOptions options;
@@ -135,6 +138,7 @@ Command add_compile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
+  add_limits_options(cmd, args->limits);
   return {cmd, [args] { return run_compile(*args); }};
 }
 

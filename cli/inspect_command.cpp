@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "frontend/onnx/onnx_importer.h"
@@ -22,6 +23,7 @@ struct InspectArgs {
   std::string model;
   bool json = false;
   std::vector<std::string> dims;
+  frontend::ImportLimits limits;
 };
 
 std::string json_string(const std::string& s) {
@@ -55,6 +57,7 @@ Report inspect(const InspectArgs& args) {
   Report r;
   frontend::OnnxImportOptions options;
   options.allow_unsupported = true;
+  options.limits = args.limits;
   frontend::OnnxModelInfo info;
   std::unique_ptr<ir::Graph> graph = frontend::import_onnx(args.model, options, &info);
   r.ir_version = info.ir_version;
@@ -161,6 +164,7 @@ Command add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("inspect", "show a model's inputs, outputs, ops, size and cost");
   cmd->add_option("model", args->model, "the model file (.onnx)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
+  add_limits_options(cmd, args->limits);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
   return {cmd, [args] {
             std::error_code ec;

@@ -8,6 +8,35 @@
 #include "ir/verifier.h"
 
 namespace kiln::cli {
+namespace {
+
+// Every value whose shape inference found static within the element and tensor size limits,
+// so that neither the interpreter nor a compiled arena is asked for more (ConstantOfShape or
+// Expand to 2^40 elements from a few bytes of model).
+void check_value_sizes(const ir::Graph& graph, const frontend::ImportLimits& limits) {
+  for (const auto& v : graph.values()) {
+    if (!v->has_type() || !v->shape().is_static()) continue;
+    uint64_t count = 1;
+    bool zero = false;
+    for (const ir::Dim& d : v->shape().dims()) {
+      zero = zero || d.value() == 0;
+      if (count != UINT64_MAX && __builtin_mul_overflow(count, static_cast<uint64_t>(d.value()), &count))
+        count = UINT64_MAX;
+    }
+    if (zero) continue;
+    std::string where = v->producer() ? v->producer()->describe() + ": output" : "value";
+    if (count > limits.max_elements)
+      fail("{} '{}' of shape {} has more than {} elements, the element limit (--max-elements)", where,
+           v->name(), v->shape().str(), limits.max_elements);
+    uint64_t size = ir::dtype_size(v->dtype());
+    if (size && count > limits.max_tensor_bytes / size)
+      fail("{} '{}' of shape {} needs {} bytes, over the tensor size limit of {} bytes "
+           "(--max-tensor-bytes)",
+           where, v->name(), v->shape().str(), count * size, limits.max_tensor_bytes);
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,
                                       PhaseTimer& timer) {
@@ -16,7 +45,11 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
   if (std::filesystem::is_directory(path, ec))
     fail("{}: is a directory (expected an .onnx model file)", path);
   std::unique_ptr<ir::Graph> graph =
-      timer.phase("import", [&] { return frontend::import_onnx(path); });
+      timer.phase("import", [&] {
+        frontend::OnnxImportOptions import;
+        import.limits = options.limits;
+        return frontend::import_onnx(path, import);
+      });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     std::vector<std::string> pipeline =
@@ -25,6 +58,7 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
     pipeline_options.time = timer.verbose();
     if (timer.verbose() && !pipeline_options.log) pipeline_options.log = &std::cerr;
     timer.phase("optimize", [&] { passes::run_pipeline(*graph, pipeline, pipeline_options); });
+    check_value_sizes(*graph, options.limits);
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/phase_timer.h"
+#include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
 #include "passes/pass_manager.h"
 
@@ -16,6 +17,7 @@ struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
+  frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
 };
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.

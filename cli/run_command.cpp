@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/error.h"
@@ -28,10 +29,11 @@ struct RunArgs {
   std::string out_dir;
   std::vector<std::string> dims;
   bool verbose = false;
+  frontend::ImportLimits limits;
 };
 
-ir::Tensor load_input(const std::string& path) {
-  if (fs::path(path).extension() == ".pb") return frontend::load_tensor_proto_file(path);
+ir::Tensor load_input(const std::string& path, const frontend::ImportLimits& limits) {
+  if (fs::path(path).extension() == ".pb") return frontend::load_tensor_proto_file(path, limits);
   rt::HostTensor host;
   std::string error;
   if (!rt::read_npy(path, host, error)) throw Error(error);
@@ -56,12 +58,13 @@ int run_model(const RunArgs& args) {
   LoadOptions load;
   load.dims = parse_dims(args.dims);
   load.optimize = false;  // the interpreter runs the model as imported
+  load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
 
   std::map<std::string, ir::Tensor> inputs;
   auto add_input = [&](const std::string& name, const std::string& file) {
     if (inputs.count(name)) fail("input '{}' given twice", name);
-    inputs[name] = load_input(file);
+    inputs[name] = load_input(file, args.limits);
   };
   for (const std::string& spec : args.named_inputs) {
     size_t eq = spec.find('=');
@@ -112,6 +115,7 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", args->out_dir, "write DIR/<output>.npy for each output");
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time");
+  add_limits_options(cmd, args->limits);
   return {cmd, [args] { return run_model(*args); }};
 }
 

@@ -99,9 +99,20 @@ void run_commands(const std::vector<Command>& commands, int jobs, const fs::path
   if (!failure.empty()) throw Error(failure);
 }
 
+// $KILN_EXTRA_CXXFLAGS, split at whitespace: added to every compile and link (e.g. the
+// sanitizer build compiles generated code with -fsanitize=address,undefined).
+std::vector<std::string> extra_flags() {
+  std::vector<std::string> flags;
+  const char* env = std::getenv("KILN_EXTRA_CXXFLAGS");
+  std::istringstream words(env ? env : "");
+  for (std::string w; words >> w;) flags.push_back(w);
+  return flags;
+}
+
 std::vector<std::string> compile_flags(const BuildOptions& options) {
   std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-pthread", "-fno-plt"};
   if (options.native) flags.push_back("-march=native");
+  for (std::string& f : extra_flags()) flags.push_back(std::move(f));
   return flags;
 }
 
@@ -223,14 +234,19 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
   }
   run_commands(links, 1, work, options.log);
   links.clear();
-  if (options.exe)
-    links.push_back({{cxx, "-pthread", "-o", (out_dir / model.name).string(),
-                      (work / "main.o").string(), archive.string()},
-                     model.name});
+  std::vector<std::string> extra = extra_flags();
+  if (options.exe) {
+    Command exe{{cxx, "-pthread", "-o", (out_dir / model.name).string(), (work / "main.o").string(),
+                 archive.string()},
+                model.name};
+    exe.argv.insert(exe.argv.end(), extra.begin(), extra.end());
+    links.push_back(std::move(exe));
+  }
   if (options.shared) {
     Command so{{cxx, "-shared", "-pthread", "-o", (out_dir / ("lib" + model.name + ".so")).string()},
                "lib" + model.name + ".so"};
     so.argv.insert(so.argv.end(), objects.begin(), objects.end());
+    so.argv.insert(so.argv.end(), extra.begin(), extra.end());
     links.push_back(std::move(so));
   }
   run_commands(links, options.jobs, work, options.log);

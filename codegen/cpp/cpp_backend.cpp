@@ -152,7 +152,7 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan
   std::string copies;
   for (const auto& [j, v] : plan.final_copies)
     copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j,
-                          ctx.value_ptr(v, false), value_bytes(v), v->name());
+                          ctx.value_ptr(v, false), value_bytes(v), comment_text(v->name()));
 
   const std::string& N = options.name;
   std::string weights_decl =

@@ -17,6 +17,9 @@ std::string cpp_type(ir::DType t) {
     case ir::DType::I8: return "int8_t";
     case ir::DType::U8: return "uint8_t";
     case ir::DType::I16: return "int16_t";
+    case ir::DType::U16: return "uint16_t";
+    case ir::DType::U32: return "uint32_t";
+    case ir::DType::U64: return "uint64_t";
     case ir::DType::I32: return "int32_t";
     case ir::DType::I64: return "int64_t";
     case ir::DType::Bool: return "bool";
@@ -57,12 +60,24 @@ std::string string_literal(const std::string& s) {
   for (unsigned char c : s) {
     if (c == '"' || c == '\\')
       out += fmt::format("\\{}", static_cast<char>(c));
+    else if (c == 0)  // a C string cannot hold NUL: spelled as the two characters \0
+      out += "\\\\0";
     else if (c < 0x20 || c >= 0x7f)
       out += fmt::format("\\{:03o}", c);
     else
       out += static_cast<char>(c);
   }
   return out + "\"";
+}
+
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    char safe = c < 0x20 || c == 0x7f ? ' ' : c == '\\' ? '/' : static_cast<char>(c);
+    if (safe == '/' && !out.empty() && out.back() == '*') out += ' ';
+    out += safe;
+  }
+  return out;
 }
 
 const Location& EmitContext::location(const ir::Value* v) const {
@@ -123,10 +138,7 @@ std::string EmitContext::fail_stmt(const ir::Node& node, const std::string& mess
 }
 
 void EmitContext::begin_node(const ir::Node& node) {
-  std::string comment = node.describe();
-  for (char& c : comment)
-    if (c == '\n' || c == '\r') c = ' ';
-  body_ += fmt::format("  {{  // {}\n", comment);
+  body_ += fmt::format("  {{  // {}\n", comment_text(node.describe()));
 }
 
 void EmitContext::end_node() { body_ += "  }\n"; }

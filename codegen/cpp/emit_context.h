@@ -25,8 +25,12 @@ std::string cpp_compute_type(ir::DType t);
 std::string kiln_dtype_enum(ir::DType t);
 // A literal that reads back as exactly `v` (inf and nan spelled through numeric_limits).
 std::string float_literal(double v, ir::DType t);
-// A C++ string literal with escapes.
+// A C++ string literal with escapes. NUL, which a C string cannot hold, becomes the two
+// characters \0, so names that differ after a NUL stay distinct.
 std::string string_literal(const std::string& s);
+// Text from the model made safe inside a // or /* */ comment (and a CMake # comment): control
+// characters become spaces, backslashes (line continuations) become '/', "*/" becomes "* /".
+std::string comment_text(const std::string& s);
 
 class EmitContext {
  public:

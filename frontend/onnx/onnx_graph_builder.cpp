@@ -84,6 +84,7 @@ void GraphBuilder::add_inputs() {
     if (vi.has_type() && vi.type().tensor_type().has_elem_type() && !hint.dtype)
       fail_graph(fmt::format("input '{}' has unsupported data type {}", name,
                              onnx_dtype_name(vi.type().tensor_type().elem_type())));
+    if (hint.shape) check_declared_shape(name, *hint.shape);
     if (hint.dtype && hint.shape) {
       v->set_type(*hint.dtype, *hint.shape);
     } else if (is_main()) {  // subgraph inputs (loop counters ...) may leave it to inference
@@ -164,11 +165,34 @@ std::vector<ir::Value*> GraphBuilder::emit(PendingNode p, bool helper) {
   return n->outputs();
 }
 
+// A declared input shape within the rank and element limits (static dims only; symbolic dims
+// are bounded when they are given values).
+void GraphBuilder::check_declared_shape(const std::string& name, const ir::Shape& shape) const {
+  const ImportLimits& limits = model_.limits;
+  if (static_cast<int64_t>(shape.rank()) > limits.max_rank)
+    fail_graph(fmt::format("input '{}' has rank {}, over the rank limit of {} (--max-rank)", name,
+                           shape.rank(), limits.max_rank));
+  uint64_t count = 1;
+  bool zero = false;
+  for (size_t i = 0; i < shape.rank(); ++i) {
+    if (!shape[i].is_static()) continue;
+    auto d = static_cast<uint64_t>(shape[i].value());
+    zero = zero || d == 0;
+    if (count != UINT64_MAX && __builtin_mul_overflow(count, d, &count)) count = UINT64_MAX;
+  }
+  if (!zero && count > limits.max_elements)
+    fail_graph(fmt::format("input '{}' of shape {} has more than {} elements, the element limit "
+                           "(--max-elements)",
+                           name, shape.str(), limits.max_elements));
+}
+
 void GraphBuilder::add_outputs() {
+  std::set<std::string> seen;
   for (const auto& vi : proto_.output()) {
     ir::Value* v = lookup(vi.name());
     if (!v)
       fail_graph(fmt::format("output '{}' is not defined by any node, input or initializer", vi.name()));
+    if (!seen.insert(vi.name()).second) fail_graph(fmt::format("output '{}' is listed twice", vi.name()));
     if (!v->has_type() && vi.has_type()) {
       TypeHint hint = type_hint(vi.type());
       if (hint.dtype && hint.shape) v->set_type(*hint.dtype, *hint.shape);

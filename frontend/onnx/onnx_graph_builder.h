@@ -16,6 +16,7 @@ struct ModelContext {
   std::string file;                   // the model's path, for messages
   std::map<std::string, int> opsets;  // by normalized domain
   TensorLoader loader;
+  ImportLimits limits;
 };
 
 class GraphBuilder final : public NodeEmitter {
@@ -39,6 +40,7 @@ class GraphBuilder final : public NodeEmitter {
   void add_inputs();
   void add_node(onnx::NodeProto& node, size_t index);
   void add_outputs();
+  void check_declared_shape(const std::string& name, const ir::Shape& shape) const;
   ir::Attribute convert_attr(onnx::AttributeProto& a);
   std::shared_ptr<ir::Graph> convert_subgraph(onnx::GraphProto& g, const std::string& attr);
   std::vector<ir::Value*> emit(PendingNode node, bool helper);

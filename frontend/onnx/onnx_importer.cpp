@@ -31,6 +31,50 @@ void collect_used(const onnx::GraphProto& g, std::set<std::string>& used) {
   for (const auto& o : g.output()) used.insert(o.name());
 }
 
+// Walks every graph before anything else looks at it: subgraph depth, node count and name
+// lengths within `limits`, so the recursions that follow are bounded.
+struct StructureCheck {
+  const std::string& path;
+  const ImportLimits& limits;
+  uint64_t nodes = 0;
+
+  void name(const std::string& n, const char* kind) const {
+    if (n.size() > limits.max_name_length)
+      fail("{}: {} '{}...' has a name of {} bytes, over the name length limit of {} "
+           "(--max-name-length)",
+           path, kind, n.substr(0, 32), n.size(), limits.max_name_length);
+  }
+
+  void graph(const onnx::GraphProto& g, int depth) {
+    name(g.name(), "graph");
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+      for (const auto& vi : *list) name(vi.name(), "value");
+    for (const auto& init : g.initializer()) name(init.name(), "initializer");
+    nodes += static_cast<uint64_t>(g.node_size());
+    if (nodes > limits.max_nodes)
+      fail("{}: more than {} nodes, the node limit (--max-nodes)", path, limits.max_nodes);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      name(n.name(), "node");
+      name(n.op_type(), "op type");
+      name(n.domain(), "domain");
+      for (const auto& v : n.input()) name(v, "value");
+      for (const auto& v : n.output()) name(v, "value");
+      for (const auto& a : n.attribute()) {
+        name(a.name(), "attribute");
+        if (!a.has_g() && a.graphs_size() == 0) continue;
+        if (depth + 1 > limits.max_subgraph_depth)
+          fail("{}: node '{}' ({}): subgraphs nested more than {} deep, the subgraph depth limit "
+               "(--max-subgraph-depth)",
+               path, n.name().empty() ? fmt::format("{}_{}", n.op_type(), i) : n.name(),
+               n.op_type(), limits.max_subgraph_depth);
+        if (a.has_g()) graph(a.g(), depth + 1);
+        for (const auto& sg : a.graphs()) graph(sg, depth + 1);
+      }
+    }
+  }
+};
+
 struct Scan {
   const onnx::ModelProto& model;
   const std::map<std::string, int>& opsets;
@@ -113,7 +157,8 @@ std::string describe_unsupported(const std::vector<UnsupportedNode>& list) {
 
 std::unique_ptr<ir::Graph> import_onnx(const std::string& path, const OnnxImportOptions& options,
                                        OnnxModelInfo* info) {
-  std::unique_ptr<onnx::ModelProto> model = read_model_proto(path);
+  std::unique_ptr<onnx::ModelProto> model = read_model_proto(path, options.limits);
+  StructureCheck{path, options.limits}.graph(model->graph(), 0);
 
   std::map<std::string, int> opsets;
   for (const auto& op : model->opset_import())
@@ -138,16 +183,17 @@ std::unique_ptr<ir::Graph> import_onnx(const std::string& path, const OnnxImport
     fail("{}: {}", path, describe_unsupported(scan.unsupported));
   }
 
-  ModelContext context{path, opsets, TensorLoader(path, directory_of(path))};
+  ModelContext context{path, opsets, TensorLoader(path, directory_of(path), options.limits),
+                       options.limits};
   auto graph = std::make_unique<ir::Graph>();
   if (!model->graph().name().empty()) graph->set_name(model->graph().name());
   GraphBuilder(context, *model->mutable_graph(), *graph, nullptr).build();
   return graph;
 }
 
-ir::Tensor load_tensor_proto_file(const std::string& path) {
-  std::unique_ptr<onnx::TensorProto> proto = read_tensor_proto(path);
-  TensorLoader loader(path, directory_of(path));
+ir::Tensor load_tensor_proto_file(const std::string& path, const ImportLimits& limits) {
+  std::unique_ptr<onnx::TensorProto> proto = read_tensor_proto(path, limits);
+  TensorLoader loader(path, directory_of(path), limits);
   std::string what = proto->name().empty() ? "tensor" : fmt::format("tensor '{}'", proto->name());
   return loader.load(*proto, what);
 }

@@ -25,10 +25,24 @@
 
 namespace kiln::frontend {
 
+// Limits on what an (untrusted) model may ask for. Each is checked before the work it bounds,
+// and an error names the limit and the command-line flag that raises it.
+struct ImportLimits {
+  uint64_t max_file_bytes = (uint64_t{1} << 31) - 1;  // --max-file-bytes (protobuf's own cap)
+  uint64_t max_tensor_bytes = uint64_t{1} << 34;      // --max-tensor-bytes, any one tensor
+  uint64_t max_elements = uint64_t{1} << 32;          // --max-elements, any one tensor or shape
+  int max_rank = 32;                                  // --max-rank
+  uint64_t max_nodes = 1'000'000;                     // --max-nodes, all graphs together
+  int max_subgraph_depth = 16;                        // --max-subgraph-depth (If/Loop bodies)
+  int max_proto_depth = 100;                          // --max-proto-depth (protobuf recursion)
+  uint64_t max_name_length = 4096;                    // --max-name-length, bytes
+};
+
 struct OnnxImportOptions {
   // Report unsupported nodes in OnnxModelInfo::unsupported and return nullptr instead of
   // throwing (for `kiln inspect`).
   bool allow_unsupported = false;
+  ImportLimits limits;
 };
 
 struct UnsupportedNode {
@@ -56,6 +70,6 @@ std::unique_ptr<ir::Graph> import_onnx(const std::string& path, const OnnxImport
 
 // An ONNX TensorProto file (.pb, as in ONNX's backend test data) as an ir::Tensor. External
 // data is resolved relative to the file's directory.
-ir::Tensor load_tensor_proto_file(const std::string& path);
+ir::Tensor load_tensor_proto_file(const std::string& path, const ImportLimits& limits = {});
 
 }  // namespace kiln::frontend

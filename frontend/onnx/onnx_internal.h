@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "frontend/onnx/onnx_importer.h"
 #include "ir/dtype.h"
 #include "ir/shape.h"
 #include "ir/tensor.h"
@@ -19,9 +20,10 @@ namespace kiln::frontend::onnx_import {
 // --- files (onnx_files.cpp) ------------------------------------------------------------------
 
 // Parses a ModelProto; fails with "PATH: no such file" or "PATH: not an ONNX model (...)".
-std::unique_ptr<onnx::ModelProto> read_model_proto(const std::string& path);
+// Files over limits.max_file_bytes and messages nested deeper than limits.max_proto_depth fail.
+std::unique_ptr<onnx::ModelProto> read_model_proto(const std::string& path, const ImportLimits& limits);
 // Parses a bare TensorProto; fails with "PATH: not an ONNX tensor (...)".
-std::unique_ptr<onnx::TensorProto> read_tensor_proto(const std::string& path);
+std::unique_ptr<onnx::TensorProto> read_tensor_proto(const std::string& path, const ImportLimits& limits);
 // The canonical directory holding `path`, against which external data is resolved.
 std::filesystem::path directory_of(const std::string& path);
 
@@ -36,7 +38,7 @@ std::string onnx_dtype_name(int code);
 class TensorLoader {
  public:
   // `file` names the model in messages; `base_dir` is the canonical directory of external data.
-  TensorLoader(std::string file, std::filesystem::path base_dir);
+  TensorLoader(std::string file, std::filesystem::path base_dir, ImportLimits limits = {});
   // `what` names the tensor in messages ("initializer 'w'"). Moves raw_data out of `proto`.
   ir::Tensor load(onnx::TensorProto& proto, const std::string& what);
   const std::string& file() const { return file_; }
@@ -54,6 +56,7 @@ class TensorLoader {
 
   std::string file_;
   std::filesystem::path base_dir_;
+  ImportLimits limits_;
   std::map<std::string, std::shared_ptr<const ir::Buffer>> mapped_;
 };
 

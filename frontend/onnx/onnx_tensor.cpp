@@ -1,5 +1,6 @@
 // TensorProto -> ir::Tensor, with every size checked against the bytes actually present, and
 // the types that ValueInfos declare.
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -87,8 +88,8 @@ bool is_inside(const fs::path& path, const fs::path& dir) {
 
 }  // namespace
 
-TensorLoader::TensorLoader(std::string file, fs::path base_dir)
-    : file_(std::move(file)), base_dir_(std::move(base_dir)) {}
+TensorLoader::TensorLoader(std::string file, fs::path base_dir, ImportLimits limits)
+    : file_(std::move(file)), base_dir_(std::move(base_dir)), limits_(limits) {}
 
 void TensorLoader::fail_tensor(const std::string& what, const std::string& problem) const {
   fail("{}: {}: {}", file_, what, problem);
@@ -100,15 +101,30 @@ ir::Tensor TensorLoader::load(onnx::TensorProto& proto, const std::string& what)
     fail_tensor(what, fmt::format("unsupported data type {}", onnx_dtype_name(proto.data_type())));
   if (proto.has_segment()) fail_tensor(what, "segmented tensors are not supported");
   const size_t elem = ir::dtype_size(*dtype);
+  if (proto.dims_size() > limits_.max_rank)
+    fail_tensor(what, fmt::format("rank {} is over the rank limit of {} (--max-rank)",
+                                  proto.dims_size(), limits_.max_rank));
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  int64_t numel = 1;
-  for (int64_t d : dims) {
+  for (int64_t d : dims)
     if (d < 0)
       fail_tensor(what, fmt::format("negative dimension {} in shape {}", d, dims_text(proto.dims())));
-    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / 16 / static_cast<int64_t>(elem) / d)
-      fail_tensor(what, fmt::format("shape {} is too large", dims_text(proto.dims())));
-    numel *= d;
-  }
+  // The element count saturates instead of wrapping: a zero dim anywhere makes it 0.
+  uint64_t count = 1;
+  for (int64_t d : dims)
+    if (count != 0 && count != UINT64_MAX && __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count))
+      count = UINT64_MAX;
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) count = 0;
+  if (count > limits_.max_elements)
+    fail_tensor(what, fmt::format("shape {} has more than {} elements, the element limit "
+                                  "(--max-elements)",
+                                  dims_text(proto.dims()), limits_.max_elements));
+  if (count > limits_.max_tensor_bytes / elem)
+    fail_tensor(what, fmt::format("shape {} needs {} bytes, over the tensor size limit of {} bytes "
+                                  "(--max-tensor-bytes)",
+                                  dims_text(proto.dims()), count * elem, limits_.max_tensor_bytes));
+  if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / 16 / elem)
+    fail_tensor(what, fmt::format("shape {} is too large", dims_text(proto.dims())));
+  const int64_t numel = static_cast<int64_t>(count);
   const size_t nbytes = static_cast<size_t>(numel) * elem;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     if (proto.has_raw_data()) fail_tensor(what, "has both external data and raw_data");
@@ -160,9 +176,23 @@ ir::Tensor TensorLoader::load_typed(const onnx::TensorProto& proto, ir::DType dt
       check_count(proto.int32_data_size(), "int32_data");
       if (numel) std::memcpy(out, proto.int32_data().data(), t.nbytes());
       return t;
+    case DType::U64:
+      check_count(proto.uint64_data_size(), "uint64_data");
+      if (numel) std::memcpy(out, proto.uint64_data().data(), t.nbytes());
+      return t;
+    case DType::U32:
+      check_count(proto.uint64_data_size(), "uint64_data");
+      for (int64_t i = 0; i < numel; ++i) {
+        uint64_t v = proto.uint64_data(static_cast<int>(i));
+        if (v > 0xffffffffu)
+          fail_tensor(what, fmt::format("uint64_data value {} at index {} is out of range for u32", v, i));
+        static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(v);
+      }
+      return t;
     case DType::I8:
     case DType::U8:
     case DType::I16:
+    case DType::U16:
     case DType::Bool:
     case DType::F16:
     case DType::BF16: {
@@ -173,6 +203,7 @@ ir::Tensor TensorLoader::load_typed(const onnx::TensorProto& proto, ir::DType dt
         case DType::I8: lo = -128, hi = 127; break;
         case DType::U8: lo = 0, hi = 255; break;
         case DType::I16: lo = -32768, hi = 32767; break;
+        case DType::U16: lo = 0, hi = 65535; break;
         case DType::Bool: lo = 0, hi = 1; break;
         default: lo = -32768, hi = 65535; break;  // a bit pattern, possibly sign-extended
       }
