@@ -90,6 +90,7 @@ struct ConvArgs {
   const float* bias;
   float* y;
   float* col;
+  const Epilogue* epilogue;
 };
 
 }  // namespace
@@ -101,17 +102,23 @@ size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
 
 void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y, float* scratch,
                 ThreadPool* pool) noexcept {
+  conv2d_f32_epilogue(p, x, w, bias, y, scratch, Epilogue{}, pool);
+}
+
+void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
+                         float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept {
   if (p.N <= 0 || p.M <= 0 || p.OH <= 0 || p.OW <= 0 || p.group <= 0) return;
   const int64_t ohw = p.OH * p.OW;
-  ConvArgs args{&p, x, w, bias, y, scratch};
+  ConvArgs args{&p, x, w, bias, y, scratch, &epilogue};
 
   if (is_depthwise(p)) {
     parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
       const Conv2dParams& q = *a->p;
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t c = i % q.C;
-        depthwise_plane(q, a->x + i * q.H * q.W, a->w + c * q.KH * q.KW, a->bias ? a->bias[c] : 0.f,
-                        a->y + i * q.OH * q.OW);
+        float* plane = a->y + i * q.OH * q.OW;
+        depthwise_plane(q, a->x + i * q.H * q.W, a->w + c * q.KH * q.KW, a->bias ? a->bias[c] : 0.f, plane);
+        if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, plane, i * q.OH * q.OW, q.OH * q.OW);
       }
     });
     return;
@@ -133,13 +140,16 @@ void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const flo
                pool);
     }
   }
-  if (bias != nullptr) {
+  if (bias != nullptr || epilogue.fn) {
     parallel_for(pool, p.N * p.M, [a = &args](int64_t i0, int64_t i1) {
       const int64_t plane = a->p->OH * a->p->OW;
       for (int64_t i = i0; i < i1; ++i) {
-        const float bv = a->bias[i % a->p->M];
         float* yp = a->y + i * plane;
-        for (int64_t j = 0; j < plane; ++j) yp[j] += bv;
+        if (a->bias) {
+          const float bv = a->bias[i % a->p->M];
+          for (int64_t j = 0; j < plane; ++j) yp[j] += bv;
+        }
+        if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, yp, i * plane, plane);
       }
     });
   }

@@ -291,4 +291,19 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
   }
 }
 
+void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                       const Epilogue& epilogue, ThreadPool* pool) noexcept {
+  gemm_f32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool);
+  if (!epilogue.fn || M <= 0 || N <= 0) return;
+  struct Args {
+    const Epilogue* e;
+    float* C;
+    int64_t N, ldc;
+  } args{&epilogue, C, N, ldc};
+  parallel_for(pool, M, [p = &args](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) p->e->fn(p->e->ctx, p->C + i * p->ldc, i * p->ldc, p->N);
+  });
+}
+
 }  // namespace kiln::rt

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kiln/rt/epilogue.h"
+
 namespace kiln::rt {
 
 class ThreadPool;
@@ -24,5 +26,10 @@ size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept;
 // y must not overlap x, w or scratch.
 void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y, float* scratch,
                 ThreadPool* pool) noexcept;
+
+// conv2d_f32, then `epilogue` on each output plane (N*M calls of OH*OW elements, after the
+// bias is added; a depthwise plane right after it is computed, while it is in cache).
+void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
+                         float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt

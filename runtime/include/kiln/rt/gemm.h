@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "kiln/rt/epilogue.h"
+
 namespace kiln::rt {
 
 class ThreadPool;
@@ -15,5 +17,10 @@ class ThreadPool;
 void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
               int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
               ThreadPool* pool) noexcept;
+
+// gemm_f32, then `epilogue` on each row of C (M calls of N elements, offset i * ldc).
+void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                       const Epilogue& epilogue, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt

@@ -4,6 +4,7 @@
 #include "kiln/rt/conv.h"
 #include "kiln/rt/dtype.h"
 #include "kiln/rt/elementwise.h"
+#include "kiln/rt/epilogue.h"
 #include "kiln/rt/exe_main.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/layout.h"

@@ -1,0 +1,116 @@
+// kiln.FusedConv, kiln.FusedGemm and kiln.FusedMatMul (ir/ops/fused.cpp): the runtime's conv
+// and GEMM kernels with an epilogue that adds the residual Z and applies the activation to
+// each block of the output while the kernel runs. The activation's text comes from the
+// activation op's scalar expression in the IR registry.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/op_helpers.h"
+#include "kiln/rt/conv.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+// The activation as a C++ expression in `x` (type T = float).
+std::string activation_expr(const ir::Node& node) {
+  const std::string& act = node.s("activation");
+  if (act == "none") return "x";
+  if (act == "Clip") {
+    std::string lo = float_literal(node.f("activation_alpha"), ir::DType::F32);
+    std::string hi = float_literal(node.f("activation_beta"), ir::DType::F32);
+    return fmt::format("(x < {0} ? {0} : (x > {1} ? {1} : x))", lo, hi);
+  }
+  if (act == "SiLU") return fmt::format("x * ({})", ir::registry().find("Sigmoid")->scalar_expr);
+  return ir::registry().find(act)->scalar_expr;
+}
+
+// Declares `ep`, the kiln::rt::Epilogue for the node (residual input `z_index`).
+void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index) {
+  bool has_z = node.has_input(z_index);
+  if (has_z) ctx.line(fmt::format("const float* const z = {};", ctx.in(node, z_index)));
+  ctx.line(fmt::format(
+      "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
+      "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, {}}};",
+      has_z ? "const float* zr = *static_cast<const float* const*>(c) + offset; " : "(void)c; (void)offset; ",
+      has_z ? " + zr[i]" : "", activation_expr(node), has_z ? "&z" : "nullptr"));
+}
+
+kiln::rt::Conv2dParams conv_params(const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
+  Window2d win = window_2d(node, std::vector<int64_t>(x.begin() + 2, x.end()),
+                           std::vector<int64_t>(w.begin() + 2, w.end()));
+  return kiln::rt::Conv2dParams{x[0],         x[1],         win.H,       win.W,        w[0],      win.KH,
+                                win.KW,       win.OH,       win.OW,      win.stride_h, win.stride_w,
+                                win.pad_top,  win.pad_left, win.dil_h,   win.dil_w,    node.i("group")};
+}
+
+std::string unsupported_conv(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  size_t rank = node.input(0)->shape().rank();
+  if (rank != 3 && rank != 4)
+    return fmt::format("compiled convolutions are 1-D and 2-D, not {}-D", rank - 2);
+  return "";
+}
+
+size_t conv_scratch(const ir::Node& node) {
+  return kiln::rt::conv2d_scratch_floats(conv_params(node)) * sizeof(float);
+}
+
+void emit_conv(EmitContext& ctx, const ir::Node& node) {
+  kiln::rt::Conv2dParams p = conv_params(node);
+  ctx.line(fmt::format(
+      "const kiln::rt::Conv2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
+      p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
+      p.pad_left, p.dil_h, p.dil_w, p.group));
+  emit_epilogue(ctx, node, 3);
+  bool needs_scratch = kiln::rt::conv2d_scratch_floats(p) > 0;
+  ctx.line(fmt::format("kiln::rt::conv2d_f32_epilogue(p, {}, {}, {}, {}, {}, ep, pool);", ctx.in(node, 0),
+                       ctx.in(node, 1), ctx.in(node, 2), ctx.out(node, 0),
+                       needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr"));
+}
+
+void emit_gemm(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
+  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
+  float beta = node.f("beta");
+  bool has_c = node.has_input(2) && beta != 0.0f;
+  if (has_c) {
+    std::vector<int64_t> out{M, N};
+    BroadcastArgs bc = broadcast_args(ctx, out, {node.input(2)});
+    ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank, bc.out_dims,
+                         ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
+  }
+  emit_epilogue(ctx, node, 3);
+  ctx.line(fmt::format(
+      "kiln::rt::gemm_f32_epilogue({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ep, pool);", ta, tb, M, N,
+      K, float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K, ctx.in(node, 1),
+      tb ? K : N, float_literal(has_c ? beta : 0.0f, ir::DType::F32), ctx.out(node, 0), N));
+}
+
+std::string unsupported_matmul(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (node.input(0)->shape().rank() < 2 || node.input(1)->shape().rank() != 2)
+    return "compiled kiln.FusedMatMul needs A of rank >= 2 and a 2-D B";
+  return "";
+}
+
+void emit_matmul(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  int64_t K = a.back(), N = b.back(), rows = ir::numel(a) / K;
+  emit_epilogue(ctx, node, 2);
+  ctx.line(fmt::format(
+      "kiln::rt::gemm_f32_epilogue(false, false, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {1}, 0.0f, {5}, {1}, ep, pool);",
+      rows, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
+}
+
+}  // namespace
+
+void register_fused_emitters(EmitterRegistry& r) {
+  r.add("kiln.FusedConv", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .scratch_bytes = conv_scratch});
+  r.add("kiln.FusedGemm", Emitter{.emit = emit_gemm, .unsupported = require_f32});
+  r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul});
+}
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,164 @@
+// Fused ops, made only by passes (passes/fuse_epilogue.cpp): kiln.FusedConv, kiln.FusedGemm
+// and kiln.FusedMatMul compute y = act(op(inputs) + Z), Z an optional residual of y's shape.
+// Their attributes are the base op's plus `activation`, `activation_alpha` and
+// `activation_beta`. Shape rule and reference are the base op's and the activation ops',
+// composed through the registry; no math is written twice.
+#include "ir/ops/fused.h"
+
+#include <algorithm>
+
+#include "ir/ops/op_helpers.h"
+
+namespace kiln::ir {
+
+bool is_fused_activation(std::string_view name) {
+  return std::find(std::begin(kFusedActivations), std::end(kFusedActivations), name) !=
+         std::end(kFusedActivations);
+}
+
+namespace {
+
+struct FusedInfo {
+  const char* base;       // the op it extends
+  size_t base_inputs;     // how many leading inputs are the base op's; Z follows
+};
+
+FusedInfo info_of(const Node& node) {
+  if (node.op() == "kiln.FusedConv") return {"Conv", 3};
+  if (node.op() == "kiln.FusedGemm") return {"Gemm", 3};
+  return {"MatMul", 2};
+}
+
+// The node's attributes without the activation ones: the base op's attributes.
+AttributeMap base_attrs(const Node& node) {
+  AttributeMap attrs;
+  for (const auto& [name, a] : node.attrs())
+    if (name.rfind("activation", 0) != 0) attrs[name] = a;
+  return attrs;
+}
+
+// A one-node graph running `op` on values typed like `types` (nullptr: omitted input).
+struct OneNode {
+  Graph graph;
+  Node* node = nullptr;
+  OneNode(const std::string& op, const std::vector<std::pair<DType, Shape>*>& types, AttributeMap attrs) {
+    std::vector<Value*> inputs;
+    for (size_t i = 0; i < types.size(); ++i)
+      inputs.push_back(types[i] ? graph.add_value(fmt::format("in{}", i), types[i]->first, types[i]->second)
+                                : nullptr);
+    node = graph.add_node(op, inputs, {"out"}, std::move(attrs), "fused_part");
+    infer_node(*node);
+  }
+};
+
+Tensor eval_op(const std::string& op, AttributeMap attrs, const std::vector<const Tensor*>& in) {
+  std::vector<std::pair<DType, Shape>> storage;
+  storage.reserve(in.size());
+  std::vector<std::pair<DType, Shape>*> types;
+  for (const Tensor* t : in) {
+    if (t) {
+      storage.emplace_back(t->dtype(), t->shape());
+      types.push_back(&storage.back());
+    } else {
+      types.push_back(nullptr);
+    }
+  }
+  OneNode one(op, types, std::move(attrs));
+  return eval_node(*one.node, in)[0];
+}
+
+Tensor scalar(const Node& node, DType t, float v) {
+  if (t != DType::F32) fail("{}: activation Clip is fused for f32 only, not {}", node.describe(), dtype_name(t));
+  Tensor s(DType::F32, {});
+  s.mutable_data<float>()[0] = v;
+  return s;
+}
+
+void infer_fused(Node& node) {
+  FusedInfo info = info_of(node);
+  const std::string& act = node.s("activation");
+  if (!is_fused_activation(act)) fail("{}: unknown activation '{}'", node.describe(), act);
+  std::vector<std::pair<DType, Shape>> storage(info.base_inputs);
+  std::vector<std::pair<DType, Shape>*> types;
+  for (size_t i = 0; i < info.base_inputs; ++i) {
+    const Value* v = node.input(i);
+    if (v) storage[i] = {v->dtype(), v->shape()};
+    types.push_back(v ? &storage[i] : nullptr);
+  }
+  OneNode one(info.base, types, base_attrs(node));
+  const Value* y = one.node->output(0);
+  if (const Value* z = node.input(info.base_inputs)) {
+    if (z->dtype() != y->dtype() || !(z->shape() == y->shape()))
+      fail("{}: residual Z is {}{}, expected the result's type {}{}", node.describe(),
+           dtype_name(z->dtype()), z->shape().str(), dtype_name(y->dtype()), y->shape().str());
+  }
+  node.output(0)->set_type(y->dtype(), y->shape());
+}
+
+void eval_fused(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  FusedInfo info = info_of(node);
+  std::vector<const Tensor*> base(in.begin(), in.begin() + static_cast<long>(std::min(info.base_inputs, in.size())));
+  Tensor y = eval_op(info.base, base_attrs(node), base);
+  if (const Tensor* z = optional_input(in, info.base_inputs)) y = eval_op("Add", {}, {&y, z});
+  const std::string& act = node.s("activation");
+  if (act == "Clip") {
+    Tensor lo = scalar(node, y.dtype(), node.f("activation_alpha"));
+    Tensor hi = scalar(node, y.dtype(), node.f("activation_beta"));
+    y = eval_op("Clip", {}, {&y, &lo, &hi});
+  } else if (act == "SiLU") {
+    Tensor s = eval_op("Sigmoid", {}, {&y});
+    y = eval_op("Mul", {}, {&y, &s});
+  } else if (act != "none") {
+    y = eval_op(act, {}, {&y});
+  }
+  out[0] = std::move(y);
+}
+
+Cost fused_cost(const Node& node) {
+  Cost c;
+  c.bytes = io_bytes(node);
+  const Shape& y = node.output(0)->shape();
+  if (!y.is_static()) return c;
+  // The base op's multiply-adds, plus one op per element for the residual and activation.
+  FusedInfo info = info_of(node);
+  std::vector<std::pair<DType, Shape>> storage(info.base_inputs);
+  std::vector<std::pair<DType, Shape>*> types;
+  for (size_t i = 0; i < info.base_inputs; ++i) {
+    const Value* v = node.input(i);
+    if (v) storage[i] = {v->dtype(), v->shape()};
+    types.push_back(v ? &storage[i] : nullptr);
+  }
+  OneNode one(info.base, types, base_attrs(node));
+  c.flops = node_cost(*one.node).flops + 2.0 * static_cast<double>(y.numel());
+  return c;
+}
+
+void add_fused(Registry& r, const std::string& name, const char* base, const char* summary) {
+  const OpDef* def = r.find(base);
+  if (!def) fail("op family 'fused' needs {} registered first", base);
+  OpDef fused{
+      .name = name,
+      .summary = summary,
+      .inputs = def->inputs,
+      .outputs = {"Y"},
+      .attrs = def->attrs,
+      .infer = infer_fused,
+      .eval = eval_fused,
+      .cost = fused_cost,
+  };
+  fused.inputs.push_back({"Z", true});
+  fused.attrs.push_back({"activation", AttrType::String, Attribute("none")});
+  fused.attrs.push_back({"activation_alpha", AttrType::Float, Attribute(0.0f)});
+  fused.attrs.push_back({"activation_beta", AttrType::Float, Attribute(0.0f)});
+  r.add(std::move(fused));
+}
+
+}  // namespace
+
+void register_fused_ops(Registry& r) {
+  add_fused(r, "kiln.FusedConv", "Conv", "Conv, then a residual add and an activation: act(Conv(X, W, B) + Z)");
+  add_fused(r, "kiln.FusedGemm", "Gemm", "Gemm, then a residual add and an activation: act(Gemm(A, B, C) + Z)");
+  add_fused(r, "kiln.FusedMatMul", "MatMul", "MatMul, then a residual add and an activation: act(A @ B + Z)");
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,47 @@
+#include "passes/rewrite.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace kiln::passes {
+
+ir::Node* replace_with_node(ir::Graph& graph, const std::vector<ir::Node*>& old, ir::Value* result,
+                            const std::string& op, const std::vector<ir::Value*>& inputs,
+                            ir::AttributeMap attrs, std::string name) {
+  // Where the new node goes: before the node following the last of `old`.
+  const auto& nodes = graph.nodes();
+  size_t last = 0;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (std::find(old.begin(), old.end(), nodes[i].get()) != old.end()) last = i;
+  const ir::Node* anchor = last + 1 < nodes.size() ? nodes[last + 1].get() : nullptr;
+
+  // The new node first under a temporary name (it holds its inputs alive while the old nodes
+  // and their unused values go), then again under `result`'s freed name.
+  std::string result_name = result->name();
+  ir::Node* temp = graph.add_node(op, inputs, {result_name + ".fused"}, attrs, name);
+  if (anchor) graph.move_last_before(anchor);
+  ir::infer_node(*temp);
+  graph.replace_all_uses(result, temp->output(0));
+  graph.remove_nodes(old);
+  ir::Node* node = graph.add_node(op, temp->inputs(), {result_name}, std::move(attrs), name);
+  graph.move_last_before(temp);
+  ir::infer_node(*node);
+  graph.replace_all_uses(temp->output(0), node->output(0));
+  graph.remove_nodes({temp});
+  return node;
+}
+
+ir::Node* single_user(const ir::Value* v) {
+  if (v->users().size() != 1 || v->graph()->is_graph_output(v)) return nullptr;
+  return v->users()[0];
+}
+
+std::vector<float> f32_constant(const ir::Value* v) {
+  if (!v || !v->is_constant() || v->dtype() != ir::DType::F32) return {};
+  const float* p = v->constant().data<float>();
+  return std::vector<float>(p, p + v->constant().numel());
+}
+
+}  // namespace kiln::passes
