@@ -50,6 +50,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libcli11-dev libfmt-dev doctest-dev
   python3-venv python3-numpy python3-pip
+  clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/test_sanitized.sh)
 )
 if [[ $with_torch == 1 ]]; then
   packages+=(python3-torch python3-torchvision)
