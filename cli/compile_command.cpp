@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
+#include "cli/pipeline_options.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
@@ -31,6 +32,7 @@ struct CompileArgs {
   std::string cpu = "native";
   int jobs = 2;
   bool verbose = false;
+  passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   frontend::ImportLimits limits;
 };
 
@@ -66,6 +68,7 @@ int run_compile(const CompileArgs& args) {
     fail("--weights {}: expected embedded or external", args.weights);
   LoadOptions load;
   load.dims = parse_dims(args.dims);
+  load.pipeline = args.pipeline;
   load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
 
@@ -82,6 +85,7 @@ int run_compile(const CompileArgs& args) {
     }
   });
 
+  if (args.verbose) print_memory_plan(*graph, stderr);
   fs::path out = fs::absolute(args.out_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
   std::error_code ec;
@@ -139,6 +143,7 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
   add_limits_options(cmd, args->limits);
+  add_pipeline_options(cmd, args->pipeline);
   return {cmd, [args] { return run_compile(*args); }};
 }
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
+#include "cli/pipeline_options.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/error.h"
@@ -23,6 +24,8 @@ struct InspectArgs {
   std::string model;
   bool json = false;
   std::vector<std::string> dims;
+  bool plan = false;                  // --plan: per-pass node counts and the memory plan
+  passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   frontend::ImportLimits limits;
 };
 
@@ -164,11 +167,14 @@ Command add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("inspect", "show a model's inputs, outputs, ops, size and cost");
   cmd->add_option("model", args->model, "the model file (.onnx)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_flag("--plan", args->plan, "run the optimizer printing node counts by op after each pass, then the memory plan");
+  add_pipeline_options(cmd, args->pipeline);
   add_limits_options(cmd, args->limits);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
   return {cmd, [args] {
             std::error_code ec;
             if (!std::filesystem::exists(args->model, ec)) fail("{}: no such file", args->model);
+            if (args->plan) return print_plan(args->model, args->dims, args->pipeline);
             Report r = inspect(*args);
             if (args->json)
               print_json(r, args->model);

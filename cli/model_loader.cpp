@@ -53,9 +53,10 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     std::vector<std::string> pipeline =
-        options.optimize ? passes::default_pipeline() : std::vector<std::string>{"infer_shapes"};
+        options.optimize ? passes::pipeline_for_level(options.pipeline.opt_level) : std::vector<std::string>{"infer_shapes"};
     passes::PipelineOptions pipeline_options = options.pipeline;
     pipeline_options.time = timer.verbose();
+    pipeline_options.stats = timer.verbose();
     if (timer.verbose() && !pipeline_options.log) pipeline_options.log = &std::cerr;
     timer.phase("optimize", [&] { passes::run_pipeline(*graph, pipeline, pipeline_options); });
     check_value_sizes(*graph, options.limits);

@@ -1,6 +1,7 @@
 #include "passes/pass_manager.h"
 
 #include <chrono>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -26,8 +27,28 @@ const PassInfo* find_pass(const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> default_pipeline() {
-  return {"infer_shapes", "fold_constants", "eliminate_dead_code"};
+std::vector<std::string> default_pipeline() { return pipeline_for_level(2); }
+
+std::vector<std::string> pipeline_for_level(int level) {
+  std::vector<std::string> p = {"infer_shapes", "fold_constants", "eliminate_dead_code"};
+  if (level == 0) return p;
+  if (level < 0 || level > 2) fail("-O{}: unknown optimization level (expected 0, 1 or 2)", level);
+  for (const char* name : {"eliminate_identities", "eliminate_common_subexpressions",
+                           "fold_transposes", "fold_batch_norm", "fold_constants",
+                           "eliminate_dead_code"})
+    p.push_back(name);
+  if (level == 1) return p;
+  for (const char* name : {"fuse_matmul_add", "fuse_epilogue", "eliminate_dead_code"})
+    p.push_back(name);
+  return p;
+}
+
+std::string node_count_summary(const ir::Graph& graph) {
+  std::map<std::string, int> ops;
+  for (const auto& n : graph.nodes()) ++ops[n->op()];
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : ops) parts.push_back(fmt::format("{} {}", op, count));
+  return fmt::format("{} nodes: {}", graph.nodes().size(), fmt::join(parts, ", "));
 }
 
 void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
@@ -35,19 +56,29 @@ void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
   for (const std::string& name : passes) {
     const PassInfo* pass = find_pass(name);
     if (!pass) fail("unknown pass '{}'", name);
-    if (options.disabled.count(name)) continue;
+    if (options.disabled.count(name)) {
+      if (options.log && options.time) fmt::print(*options.log, "  pass {:<32} disabled\n", name);
+      continue;
+    }
     auto start = std::chrono::steady_clock::now();
     pass->run(graph);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
-    if (options.verify_each) {
+#ifndef NDEBUG
+    const bool verify = true;  // debug builds always verify
+#else
+    const bool verify = options.verify_each;
+#endif
+    if (verify) {
       try {
         ir::verify_graph(graph);
       } catch (const Error& e) {
         fail("after pass {}: {}", name, e.what());
       }
     }
-    if (options.log && options.time) fmt::print(*options.log, "  pass {:<24} {:8.2f} ms\n", name, ms);
+    if (options.log && options.time) fmt::print(*options.log, "  pass {:<32} {:8.2f} ms\n", name, ms);
+    if (options.log && options.stats)
+      fmt::print(*options.log, "  after {:<31} {}\n", name, node_count_summary(graph));
     if (options.log && (options.print_after.count(name) || options.print_after.count("all")))
       fmt::print(*options.log, "// IR after {}\n{}", name, ir::print_graph(graph));
   }

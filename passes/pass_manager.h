@@ -21,16 +21,25 @@ struct PassInfo {
 const std::vector<PassInfo>& all_passes();
 const PassInfo* find_pass(const std::string& name);
 
-// The passes `kiln compile` runs, in order.
+// The passes `kiln compile` runs at -O2, in order.
 std::vector<std::string> default_pipeline();
+// The pipeline for an optimization level: 0 (only what code generation needs: shapes,
+// constants, dead code), 1 (also simplifications: identities, CSE, BatchNorm and Transpose
+// folding) or 2 (also fusion). Fails on another level.
+std::vector<std::string> pipeline_for_level(int level);
 
 struct PipelineOptions {
-  bool verify_each = true;           // run the verifier after every pass
+  int opt_level = 2;                 // which pipeline_for_level the CLI runs
+  bool verify_each = false;          // run the verifier after every pass (always in debug builds)
   std::set<std::string> disabled;    // passes to skip
   std::set<std::string> print_after; // print the IR after these passes ("all" for every one)
-  std::ostream* log = nullptr;       // where IR dumps and timings go
+  std::ostream* log = nullptr;       // where IR dumps, timings and statistics go
   bool time = false;                 // log each pass's time
+  bool stats = false;                // log node counts by op after each pass
 };
+
+// "12 nodes: Conv 5, Relu 4, Add 3", ops sorted by name.
+std::string node_count_summary(const ir::Graph& graph);
 
 void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
                   const PipelineOptions& options);

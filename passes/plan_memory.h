@@ -20,8 +20,10 @@ struct MemoryPlan {
   size_t naive_size = 0;   // every buffer on its own
 };
 
-// Greedy by size, best fit: largest buffers first, each at the smallest gap that fits
-// among the buffers already placed whose lifetimes overlap it.
+// Greedy best fit: each buffer at the smallest gap that fits among the buffers already placed
+// whose lifetimes overlap it, trying several orders (by size, by size x lifetime, by
+// lifetime, by first step), then a seeded local search over the best order, keeping the
+// smallest arena. Deterministic.
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, size_t alignment = 64);
 
 }  // namespace kiln::passes

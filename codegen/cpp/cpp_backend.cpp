@@ -10,6 +10,7 @@
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emitter.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 
 namespace kiln::codegen::cpp {
 
@@ -31,7 +32,19 @@ struct Plan {
   std::vector<std::pair<size_t, const ir::Value*>> final_copies;  // output index, source
   std::string weights;
   passes::MemoryPlan memory;
+  std::vector<const ir::Value*> arena_values;
+  std::vector<passes::BufferRequest> requests;
+  size_t in_place = 0;
+  size_t views = 0;
 };
+
+// Elementwise nodes may write their result over input `i` when the two have the same
+// dtype and shape: every element is read before the same element is written.
+bool may_write_over(const ir::Node& n, size_t i) {
+  const ir::Value* in = n.input(i);
+  return !n.def().scalar_expr.empty() && n.num_outputs() == 1 && in && in->dtype() == n.output(0)->dtype() &&
+         in->shape() == n.output(0)->shape();
+}
 
 size_t append_weight(std::string& blob, const ir::Tensor& t) {
   blob.resize((blob.size() + kAlign - 1) / kAlign * kAlign, '\0');
@@ -61,10 +74,11 @@ Plan plan_graph(const ir::Graph& graph) {
   }
 
   // Aliases: a view shares its root's storage; the root then lives as long as any view.
+  // In-place results (below) join their input's root the same way; chains are followed.
   std::unordered_map<const ir::Value*, const ir::Value*> root;
   auto root_of = [&](const ir::Value* v) {
-    auto it = root.find(v);
-    return it == root.end() ? v : it->second;
+    for (auto it = root.find(v); it != root.end(); it = root.find(v)) v = it->second;
+    return v;
   };
   for (const auto& n : graph.nodes()) {
     const Emitter* e = registry.find(n->op());
@@ -87,6 +101,20 @@ Plan plan_graph(const ir::Graph& graph) {
   for (const auto& [j, v] : plan.final_copies) place_weight(root_of(v));
   if (plan.weights.empty()) plan.weights.assign(kAlign, '\0');  // never an empty section
 
+  plan.views = root.size();
+
+  // Last step that reads each storage root (graph outputs copied at the end: past the end).
+  std::unordered_map<const ir::Value*, int> last_read;
+  {
+    int s = 0;
+    for (const auto& n : graph.nodes()) {
+      for (const ir::Value* v : n->inputs())
+        if (v) last_read[root_of(v)] = s;
+      ++s;
+    }
+    for (const auto& [j, v] : plan.final_copies) last_read[root_of(v)] = static_cast<int>(graph.nodes().size());
+  }
+
   // Lifetimes of arena values (roots only) and of per-node scratch, in node steps.
   std::unordered_map<const ir::Value*, std::pair<int, int>> life;
   int step = 0;
@@ -99,7 +127,19 @@ Plan plan_graph(const ir::Graph& graph) {
         auto it = life.find(root_of(v));
         if (it != life.end()) it->second.second = std::max(it->second.second, step);
       }
-    if (plan.lowering[n.get()] != Lowering::Alias)
+    // In place: an elementwise result takes the storage of an arena input that dies here.
+    bool in_place = false;
+    if (plan.lowering[n.get()] == Lowering::Emit && !plan.locations.count(n->output(0)))
+      for (size_t i = 0; i < n->num_inputs() && !in_place; ++i) {
+        if (!may_write_over(*n, i)) continue;
+        const ir::Value* r = root_of(n->input(i));
+        if (!life.count(r) || last_read[r] != step || value_bytes(r) != value_bytes(n->output(0))) continue;
+        root[n->output(0)] = r;
+        last_read[r] = last_read.count(n->output(0)) ? last_read[n->output(0)] : step;
+        in_place = true;
+        ++plan.in_place;
+      }
+    if (plan.lowering[n.get()] != Lowering::Alias && !in_place)
       for (const ir::Value* out : n->outputs())
         if (!plan.locations.count(out)) life[out] = {step, step};
     const Emitter* e = registry.find(n->op());
@@ -128,11 +168,13 @@ Plan plan_graph(const ir::Graph& graph) {
   for (const ir::Value* v : arena_values)
     requests.push_back({value_bytes(v), life[v].first, life[v].second});
   plan.memory = passes::plan_memory(requests, kAlign);
+  plan.requests = requests;
   for (size_t i = 0; i < n_scratch; ++i) plan.scratch[scratch_nodes[i]] = plan.memory.offsets[i];
   for (size_t i = 0; i < arena_values.size(); ++i)
     plan.locations[arena_values[i]] = {Location::Arena, 0, plan.memory.offsets[n_scratch + i]};
+  plan.arena_values = arena_values;
 
-  for (const auto& [view, r] : root) plan.locations[view] = plan.locations.at(r);
+  for (const auto& [view, r] : root) plan.locations[view] = plan.locations.at(root_of(view));
   return plan;
 }
 
@@ -354,6 +396,23 @@ void check_compilable(const ir::Graph& graph) {
     problems.push_back(fmt::format("{} (nodes: {})", reason, fmt::join(names, ", ")));
   if (!problems.empty())
     fail("cannot compile for the C++ backend:\n  {}", fmt::join(problems, "\n  "));
+}
+
+PlanReport plan_report(const ir::Graph& graph, size_t largest) {
+  check_compilable(graph);
+  Plan plan = plan_graph(graph);
+  PlanReport r;
+  r.memory = plan.memory;
+  r.requests = plan.requests;
+  r.values = plan.arena_values.size();
+  r.in_place = plan.in_place;
+  r.views = plan.views;
+  std::vector<const ir::Value*> values = plan.arena_values;
+  std::stable_sort(values.begin(), values.end(),
+                   [](const ir::Value* a, const ir::Value* b) { return value_bytes(a) > value_bytes(b); });
+  for (size_t i = 0; i < values.size() && i < largest; ++i)
+    r.largest.emplace_back(values[i]->name(), value_bytes(values[i]));
+  return r;
 }
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {

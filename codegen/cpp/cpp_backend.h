@@ -29,6 +29,17 @@ void check_compilable(const ir::Graph& graph);
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options);
 
+// The memory plan the backend would make for `graph` (which must compile), for reports.
+struct PlanReport {
+  passes::MemoryPlan memory;
+  std::vector<passes::BufferRequest> requests;  // what was planned: memory.offsets[i] is requests[i]'s
+  size_t values = 0;    // intermediate values in the arena
+  size_t in_place = 0;  // results written over an input that dies there
+  size_t views = 0;     // results sharing their input's bytes (Reshape and friends)
+  std::vector<std::pair<std::string, size_t>> largest;  // biggest arena values, name and bytes
+};
+PlanReport plan_report(const ir::Graph& graph, size_t largest = 5);
+
 // A C identifier made from a model name: other characters become '_', a leading digit is
 // prefixed with 'm'.
 std::string c_identifier(const std::string& name);

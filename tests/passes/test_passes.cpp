@@ -56,31 +56,6 @@ std::string trim(std::string s) {
   return start == std::string::npos ? "" : s.substr(start);
 }
 
-std::map<std::string, kiln::ir::Tensor> random_inputs(const kiln::ir::Graph& g) {
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::map<std::string, kiln::ir::Tensor> inputs;
-  for (const kiln::ir::Value* v : g.inputs()) {
-    // Symbolic dims get the value 2.
-    std::vector<int64_t> dims;
-    for (const kiln::ir::Dim& d : v->shape().dims()) dims.push_back(d.is_static() ? d.value() : 2);
-    kiln::ir::Tensor t(v->dtype(), dims);
-    kiln::ir::visit_dtype(v->dtype(), [&]<class T>() {
-      T* p = t.mutable_data<T>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        if constexpr (std::is_same_v<T, bool>)
-          p[i] = dist(rng) > 0;
-        else if constexpr (std::is_floating_point_v<kiln::ir::compute_t<T>>)
-          p[i] = T(dist(rng));
-        else
-          p[i] = static_cast<T>(static_cast<int>(dist(rng) * 2));
-      }
-    });
-    inputs[v->name()] = t;
-  }
-  return inputs;
-}
-
 // With KILN_UPDATE_PASS_TESTS=1 in the environment, each file's expectations are rewritten
 // with what the pass printed (review the diff before committing it).
 void update_file(const std::string& path, const std::vector<Case>& cases, const std::vector<std::string>& actual) {
@@ -104,7 +79,7 @@ void run_file(const std::string& pass) {
     CAPTURE(c.title);
     auto g = kiln::ir::parse_graph(c.input, path);
     kiln::passes::infer_shapes(*g);
-    auto inputs = random_inputs(*g);
+    auto inputs = kiln::test::random_inputs(*g);
     std::vector<kiln::ir::Tensor> before = kiln::ir::interpret(*g, inputs);
     kiln::passes::run_pipeline(*g, {pass}, {});
     kiln::ir::verify_graph(*g);

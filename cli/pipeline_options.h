@@ -1,0 +1,27 @@
+// The optimizer's command-line options, shared by `kiln compile` and `kiln inspect`:
+// -O0/-O1/-O2, --print-ir-after=PASS, --print-ir-after-all, --disable-pass=PASS,
+// --verify-each; and the per-stage report of `kiln inspect --plan` and `kiln compile -v`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/graph.h"
+#include "passes/pass_manager.h"
+
+namespace kiln::cli {
+
+// Adds the optimizer options to `cmd`, filling `options` (IR dumps go to stderr).
+void add_pipeline_options(CLI::App* cmd, passes::PipelineOptions& options);
+
+// Prints the memory plan of a compilable graph: arena, lower bound, naive sum, largest values.
+void print_memory_plan(const ir::Graph& graph, std::FILE* out);
+
+// kiln inspect --plan: imports `model`, runs the pipeline printing node counts by op after
+// each pass, then prints the memory plan. Returns the exit code.
+int print_plan(const std::string& model, const std::vector<std::string>& dims,
+               const passes::PipelineOptions& options);
+
+}  // namespace kiln::cli
