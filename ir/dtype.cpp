@@ -11,8 +11,11 @@ size_t dtype_size(DType t) {
     case DType::I8: return 1;
     case DType::U8: return 1;
     case DType::I16: return 2;
+    case DType::U16: return 2;
     case DType::I32: return 4;
+    case DType::U32: return 4;
     case DType::I64: return 8;
+    case DType::U64: return 8;
     case DType::Bool: return 1;
   }
   return 0;
@@ -27,8 +30,11 @@ std::string_view dtype_name(DType t) {
     case DType::I8: return "i8";
     case DType::U8: return "u8";
     case DType::I16: return "i16";
+    case DType::U16: return "u16";
     case DType::I32: return "i32";
+    case DType::U32: return "u32";
     case DType::I64: return "i64";
+    case DType::U64: return "u64";
     case DType::Bool: return "bool";
   }
   return "?";
@@ -51,9 +57,12 @@ bool is_float(DType t) {
 }
 
 bool is_integer(DType t) {
-  return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+  return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::U16 ||
+         t == DType::I32 || t == DType::U32 || t == DType::I64 || t == DType::U64;
 }
 
-bool is_signed(DType t) { return is_float(t) || (is_integer(t) && t != DType::U8); }
+bool is_signed(DType t) {
+  return is_float(t) || t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
 
 }  // namespace kiln::ir

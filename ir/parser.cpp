@@ -476,7 +476,7 @@ class Parser {
           error(tok, fmt::format("expected an integer, found {}", describe(tok)));
         int64_t v = integer(tok);
         if (v < static_cast<int64_t>(std::numeric_limits<S>::lowest()) ||
-            (std::is_same_v<S, uint8_t> ? v > 255 : v > static_cast<int64_t>(std::numeric_limits<S>::max())))
+            (sizeof(S) < 8 && v > static_cast<int64_t>(std::numeric_limits<S>::max())))
           error(tok, fmt::format("{} is out of range for {}", v, dtype_name(t.dtype())));
         *out = static_cast<S>(v);
       }

@@ -80,6 +80,7 @@ std::optional<std::string> element_list(const Tensor& t) {
         exact = ec == std::errc() && S(back).bits == x.bits;
         out += s;
       } else {
+        if constexpr (std::is_same_v<S, uint64_t>) exact = x <= uint64_t{INT64_MAX};  // else bytes
         out += fmt::format("{}", static_cast<int64_t>(x));
       }
     }

@@ -110,6 +110,9 @@ template <> struct StorageOf<DType::BF16> { using type = bf16; };
 template <> struct StorageOf<DType::I8> { using type = int8_t; };
 template <> struct StorageOf<DType::U8> { using type = uint8_t; };
 template <> struct StorageOf<DType::I16> { using type = int16_t; };
+template <> struct StorageOf<DType::U16> { using type = uint16_t; };
+template <> struct StorageOf<DType::U32> { using type = uint32_t; };
+template <> struct StorageOf<DType::U64> { using type = uint64_t; };
 template <> struct StorageOf<DType::I32> { using type = int32_t; };
 template <> struct StorageOf<DType::I64> { using type = int64_t; };
 template <> struct StorageOf<DType::Bool> { using type = bool; };
@@ -122,6 +125,9 @@ template <> constexpr DType dtype_of<bf16>() { return DType::BF16; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::I8; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::U8; }
 template <> constexpr DType dtype_of<int16_t>() { return DType::I16; }
+template <> constexpr DType dtype_of<uint16_t>() { return DType::U16; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::U32; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::U64; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::I32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::I64; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
@@ -143,6 +149,9 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::I8: return fn.template operator()<int8_t>();
     case DType::U8: return fn.template operator()<uint8_t>();
     case DType::I16: return fn.template operator()<int16_t>();
+    case DType::U16: return fn.template operator()<uint16_t>();
+    case DType::U32: return fn.template operator()<uint32_t>();
+    case DType::U64: return fn.template operator()<uint64_t>();
     case DType::I32: return fn.template operator()<int32_t>();
     case DType::I64: return fn.template operator()<int64_t>();
     case DType::Bool: return fn.template operator()<bool>();

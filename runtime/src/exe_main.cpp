@@ -140,6 +140,9 @@ double element(kiln_dtype t, const unsigned char* p, int64_t i) {
     case KILN_U8: return p[i];
     case KILN_BOOL: return p[i] != 0 ? 1.0 : 0.0;
     case KILN_I16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case KILN_U16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case KILN_U32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case KILN_U64: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
     case KILN_I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
     case KILN_I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
   }
@@ -155,11 +158,19 @@ std::string format_element(kiln_dtype t, const unsigned char* p, int64_t i) {
       std::snprintf(buf, sizeof buf, "%" PRId64, v);
       return buf;
     }
+    case KILN_U64: {
+      uint64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      std::snprintf(buf, sizeof buf, "%" PRIu64, v);
+      return buf;
+    }
     case KILN_BOOL: return p[i] ? "true" : "false";
     case KILN_I8:
     case KILN_U8:
     case KILN_I16:
-    case KILN_I32: std::snprintf(buf, sizeof buf, "%.0f", element(t, p, i)); return buf;
+    case KILN_U16:
+    case KILN_I32:
+    case KILN_U32: std::snprintf(buf, sizeof buf, "%.0f", element(t, p, i)); return buf;
     case KILN_F32:
     case KILN_F64:
     case KILN_F16:

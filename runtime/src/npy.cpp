@@ -24,7 +24,8 @@ bool descr_to_dtype(const std::string& d, kiln_dtype& t) {
   };
   static const Entry one_byte[] = {{"i1", KILN_I8}, {"u1", KILN_U8}, {"b1", KILN_BOOL}};
   static const Entry multi_byte[] = {{"f4", KILN_F32}, {"f8", KILN_F64}, {"f2", KILN_F16},
-                                     {"i2", KILN_I16}, {"i4", KILN_I32}, {"i8", KILN_I64}};
+                                     {"i2", KILN_I16}, {"i4", KILN_I32}, {"i8", KILN_I64},
+                                     {"u2", KILN_U16}, {"u4", KILN_U32}, {"u8", KILN_U64}};
   for (const Entry& e : one_byte)
     if (code == e.code && (little || order == '>')) {
       t = e.t;
@@ -306,6 +307,9 @@ const char* npy_descr(kiln_dtype t) noexcept {
     case KILN_U8: return "|u1";
     case KILN_I8: return "|i1";
     case KILN_I16: return "<i2";
+    case KILN_U16: return "<u2";
+    case KILN_U32: return "<u4";
+    case KILN_U64: return "<u8";
     case KILN_I32: return "<i4";
     case KILN_I64: return "<i8";
     case KILN_BOOL: return "|b1";

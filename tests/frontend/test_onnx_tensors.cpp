@@ -80,6 +80,25 @@ TEST_CASE("typed fields of every supported dtype") {
     ConstModel b(TensorProto::BOOL, {3});
     for (int v : {1, 0, 1}) b.t->add_int32_data(v);
     CHECK(values_of<bool>(b.import(dir)) == std::vector<bool>{true, false, true});
+    ConstModel u16(TensorProto::UINT16, {2});
+    u16.t->add_int32_data(0);
+    u16.t->add_int32_data(65535);
+    CHECK(values_of<uint16_t>(u16.import(dir)) == std::vector<uint16_t>{0, 65535});
+  }
+  SUBCASE("uint64_data for uint32 and uint64") {
+    ConstModel u32(TensorProto::UINT32, {2});
+    u32.t->add_uint64_data(7);
+    u32.t->add_uint64_data(0xffffffffu);
+    CHECK(values_of<uint32_t>(u32.import(dir)) == std::vector<uint32_t>{7, 0xffffffffu});
+    ConstModel u64(TensorProto::UINT64, {2});
+    u64.t->add_uint64_data(~uint64_t{0});
+    u64.t->add_uint64_data(1);
+    CHECK(values_of<uint64_t>(u64.import(dir)) == std::vector<uint64_t>{~uint64_t{0}, 1});
+    ConstModel big(TensorProto::UINT32, {1});
+    big.t->add_uint64_data(uint64_t{1} << 32);
+    CHECK(big.error(dir) == dir.file("model.onnx") +
+                                ": initializer 't': uint64_data value 4294967296 at index 0 is out "
+                                "of range for u32");
   }
   SUBCASE("int32_data holds float16 and bfloat16 bit patterns") {
     ConstModel h(TensorProto::FLOAT16, {2});
@@ -159,8 +178,7 @@ TEST_CASE("sizes that do not match the data are errors naming the file and the t
   SUBCASE("unsupported dtypes") {
     for (auto [code, name] : std::vector<std::pair<int, std::string>>{
              {TensorProto::STRING, "string"}, {TensorProto::COMPLEX64, "complex64"},
-             {TensorProto::UINT16, "uint16"}, {TensorProto::UINT32, "uint32"},
-             {TensorProto::UINT64, "uint64"}, {17, "float8e4m3fn"}, {22, "int4"}}) {
+             {17, "float8e4m3fn"}, {22, "int4"}}) {
       ConstModel c(code, {1});
       CHECK(c.error(dir) == path + ": initializer 't': unsupported data type " + name);
     }

@@ -21,11 +21,15 @@ TEST_CASE("dtype sizes and names follow ONNX numbering") {
   CHECK(dtype_size(KILN_I32) == 4);
   CHECK(dtype_size(KILN_I64) == 8);
   CHECK(dtype_size(KILN_BOOL) == 1);
-  CHECK(dtype_size(static_cast<kiln_dtype>(4)) == 0);
+  CHECK(dtype_size(KILN_U16) == 2);
+  CHECK(dtype_size(KILN_U32) == 4);
+  CHECK(dtype_size(KILN_U64) == 8);
+  CHECK(dtype_size(static_cast<kiln_dtype>(8)) == 0);  // ONNX string: not a kiln dtype
   CHECK(std::strcmp(dtype_name(KILN_F32), "f32") == 0);
   CHECK(std::strcmp(dtype_name(KILN_BF16), "bf16") == 0);
   CHECK(std::strcmp(dtype_name(KILN_BOOL), "bool") == 0);
   CHECK(std::strcmp(dtype_name(KILN_U8), "u8") == 0);
+  CHECK(std::strcmp(dtype_name(KILN_U64), "u64") == 0);
   CHECK(std::strcmp(dtype_name(static_cast<kiln_dtype>(31)), "invalid") == 0);
 }
 

@@ -11,12 +11,15 @@ typedef enum kiln_dtype {
   KILN_F32 = 1,
   KILN_U8 = 2,
   KILN_I8 = 3,
+  KILN_U16 = 4,
   KILN_I16 = 5,
   KILN_I32 = 6,
   KILN_I64 = 7,
   KILN_BOOL = 9,
   KILN_F16 = 10,
   KILN_F64 = 11,
+  KILN_U32 = 12,
+  KILN_U64 = 13,
   KILN_BF16 = 16
 } kiln_dtype;
 
@@ -24,7 +27,8 @@ namespace kiln::rt {
 
 // Bytes per element; 0 for a value that is not a kiln_dtype.
 size_t dtype_size(kiln_dtype t) noexcept;
-// "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "bool";
+// "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+// "bool";
 // "invalid" for a value that is not a kiln_dtype.
 const char* dtype_name(kiln_dtype t) noexcept;
 
