@@ -42,7 +42,8 @@ struct Plan {
 // dtype and shape: every element is read before the same element is written.
 bool may_write_over(const ir::Node& n, size_t i) {
   const ir::Value* in = n.input(i);
-  return !n.def().scalar_expr.empty() && n.num_outputs() == 1 && in && in->dtype() == n.output(0)->dtype() &&
+  const bool elementwise = !n.def().scalar_expr.empty() || n.op() == "kiln.Elementwise";
+  return elementwise && n.num_outputs() == 1 && in && in->dtype() == n.output(0)->dtype() &&
          in->shape() == n.output(0)->shape();
 }
 

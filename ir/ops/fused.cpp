@@ -1,11 +1,14 @@
 // Fused ops, made only by passes (passes/fuse_epilogue.cpp): kiln.FusedConv, kiln.FusedGemm
-// and kiln.FusedMatMul compute y = act(op(inputs) + Z), Z an optional residual of y's shape.
+// and kiln.FusedMatMul compute y = act(op(inputs) + Z), Z an optional residual of y's shape;
+// kiln.Elementwise (passes/fuse_elementwise.cpp) runs a chain of elementwise ops as one loop.
 // Their attributes are the base op's plus `activation`, `activation_alpha` and
 // `activation_beta`. Shape rule and reference are the base op's and the activation ops',
 // composed through the registry; no math is written twice.
 #include "ir/ops/fused.h"
 
 #include <algorithm>
+#include <cctype>
+#include <sstream>
 
 #include "ir/ops/op_helpers.h"
 
@@ -133,6 +136,71 @@ Cost fused_cost(const Node& node) {
   return c;
 }
 
+// ---- kiln.Elementwise -----------------------------------------------------------------------
+// A chain of elementwise ops run as one loop. Attribute `steps` lists them in order, each
+// "Op ARG [ARG]" with ARG `iK` (input K) or `tK` (the result of step K); the last step's
+// result is the output. Every op is one with a scalar expression and no attributes.
+
+struct Step {
+  std::string op;
+  std::vector<std::pair<char, size_t>> args;  // ('i' | 't', index)
+};
+
+std::vector<Step> parse_steps(const Node& node) {
+  std::vector<Step> steps;
+  for (const std::string& text : node.attr("steps").strings()) {
+    Step st;
+    std::istringstream in(text);
+    in >> st.op;
+    std::string arg;
+    while (in >> arg) {
+      size_t k = 0;
+      bool ok = arg.size() >= 2 && (arg[0] == 'i' || arg[0] == 't');
+      for (size_t j = 1; ok && j < arg.size(); ++j) ok = std::isdigit(static_cast<unsigned char>(arg[j])) != 0;
+      if (ok) k = std::stoul(arg.substr(1));
+      if (!ok || (arg[0] == 'i' && k >= node.num_inputs()) || (arg[0] == 't' && k >= steps.size()))
+        fail("{}: step '{}': argument '{}' is not an input iK or an earlier step tK", node.describe(), text, arg);
+      st.args.emplace_back(arg[0], k);
+    }
+    const OpDef* def = registry().find(st.op);
+    if (!def || def->scalar_expr.empty() || !def->attrs.empty() || def->inputs.size() != st.args.size())
+      fail("{}: step '{}' is not an attribute-free elementwise op with {} argument(s)", node.describe(), text,
+           st.args.size());
+    steps.push_back(std::move(st));
+  }
+  if (steps.empty()) fail("{}: no steps", node.describe());
+  return steps;
+}
+
+void infer_elementwise_chain(Node& node) {
+  std::vector<Step> steps = parse_steps(node);
+  std::vector<std::pair<DType, Shape>> results;
+  for (const Step& st : steps) {
+    std::vector<std::pair<DType, Shape>> storage;
+    storage.reserve(st.args.size());
+    std::vector<std::pair<DType, Shape>*> types;
+    for (const auto& [kind, k] : st.args) {
+      const Value* v = kind == 'i' ? node.input(k) : nullptr;
+      storage.push_back(kind == 'i' ? std::pair(v->dtype(), v->shape()) : results[k]);
+      types.push_back(&storage.back());
+    }
+    OneNode one(st.op, types, {});
+    results.emplace_back(one.node->output(0)->dtype(), one.node->output(0)->shape());
+  }
+  node.output(0)->set_type(results.back().first, results.back().second);
+}
+
+void eval_elementwise_chain(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  std::vector<Step> steps = parse_steps(node);
+  std::vector<Tensor> results;
+  for (const Step& st : steps) {
+    std::vector<const Tensor*> args;
+    for (const auto& [kind, k] : st.args) args.push_back(kind == 'i' ? in[k] : &results[k]);
+    results.push_back(eval_op(st.op, {}, args));
+  }
+  out[0] = std::move(results.back());
+}
+
 void add_fused(Registry& r, const std::string& name, const char* base, const char* summary) {
   const OpDef* def = r.find(base);
   if (!def) fail("op family 'fused' needs {} registered first", base);
@@ -159,6 +227,15 @@ void register_fused_ops(Registry& r) {
   add_fused(r, "kiln.FusedConv", "Conv", "Conv, then a residual add and an activation: act(Conv(X, W, B) + Z)");
   add_fused(r, "kiln.FusedGemm", "Gemm", "Gemm, then a residual add and an activation: act(Gemm(A, B, C) + Z)");
   add_fused(r, "kiln.FusedMatMul", "MatMul", "MatMul, then a residual add and an activation: act(A @ B + Z)");
+  r.add(OpDef{
+      .name = "kiln.Elementwise",
+      .summary = "a chain of elementwise ops in one loop (attribute steps: \"Op ARG [ARG]\", ARG iK or tK)",
+      .inputs = {{"inputs", false, true}},
+      .outputs = {"Y"},
+      .attrs = {{"steps", AttrType::Strings, std::nullopt}},
+      .infer = infer_elementwise_chain,
+      .eval = eval_elementwise_chain,
+  });
 }
 
 }  // namespace kiln::ir

@@ -103,6 +103,7 @@ TEST_CASE("fold_transposes") { run_file("fold_transposes"); }
 TEST_CASE("fold_batch_norm") { run_file("fold_batch_norm"); }
 TEST_CASE("fuse_matmul_add") { run_file("fuse_matmul_add"); }
 TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
+TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
 
 TEST_CASE("every pass in passes.def has a tests/passes/<pass>.ir file") {
   for (const kiln::passes::PassInfo& p : kiln::passes::all_passes()) {

@@ -2,7 +2,10 @@
 // and GEMM kernels with an epilogue that adds the residual Z and applies the activation to
 // each block of the output while the kernel runs. The activation's text comes from the
 // activation op's scalar expression in the IR registry.
+#include <sstream>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/op_helpers.h"
@@ -105,9 +108,42 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
       rows, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
 }
 
+// kiln.Elementwise: one loop; each step is a lambda holding its op's scalar expression.
+void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
+  ir::DType t = node.output(0)->dtype();
+  std::string s = cpp_type(t), c = cpp_compute_type(t);
+  std::vector<std::string> reads;
+  for (size_t k = 0; k < node.num_inputs(); ++k) {
+    ctx.line(fmt::format("const {}* const in{} = {};", s, k, ctx.in(node, k)));
+    reads.push_back(fmt::format("const T x{0} = static_cast<T>(in{0}[{1}]);", k,
+                                node.input(k)->shape().numel() == 1 ? "0" : "i"));
+  }
+  ctx.line(fmt::format("{}* const y = {};", s, ctx.out(node, 0)));
+  ctx.line(fmt::format("using T = {};", c));
+  std::string body;
+  size_t k = 0;
+  for (const std::string& text : node.attr("steps").strings()) {
+    std::istringstream in(text);
+    std::string op, arg;
+    in >> op;
+    std::vector<std::string> args;
+    while (in >> arg) args.push_back((arg[0] == 'i' ? "x" : "t") + arg.substr(1));
+    const ir::OpDef* def = ir::registry().find(op);
+    std::string params = args.size() == 1 ? "T x" : "T a, T b";
+    ctx.line(fmt::format("const auto f{} = []({}) -> T {{ return static_cast<T>({}); }};  // {}", k, params,
+                         def->scalar_expr, op));
+    body += fmt::format(" const T t{} = f{}({});", k, k, fmt::join(args, ", "));
+    ++k;
+  }
+  ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", node.output(0)->shape().numel()));
+  for (const std::string& r : reads) ctx.line("  " + r);
+  ctx.line(fmt::format(" {} y[i] = static_cast<{}>(t{}); }}", body, s, k - 1));
+}
+
 }  // namespace
 
 void register_fused_emitters(EmitterRegistry& r) {
+  r.add("kiln.Elementwise", Emitter{.emit = emit_elementwise_chain});
   r.add("kiln.FusedConv", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .scratch_bytes = conv_scratch});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_gemm, .unsupported = require_f32});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul});
