@@ -233,6 +233,47 @@ void convert_constant(NodeEmitter& e, PendingNode& node, int) {
   e.fail_node(node, "no value attribute");
 }
 
+// --- Slice-1, TopK-1, Pad-2, Split-2..12, Reduce*: attributes became inputs ---------------
+
+void convert_slice(NodeEmitter& e, PendingNode& node, int) {
+  ints_attr_to_input(e, node, "starts", 1);
+  ints_attr_to_input(e, node, "ends", 2);
+  ints_attr_to_input(e, node, "axes", 3);
+}
+
+void convert_split(NodeEmitter& e, PendingNode& node, int) {
+  if (node.inputs.size() > 1 && node.inputs[1]) take_attr(node, "split");  // Split-1: an input
+  ints_attr_to_input(e, node, "split", 1);
+}
+
+std::string check_topk(const NodeView& n) {
+  return n.opset >= 10 || find_attr(n.proto, "k") ? "" : "TopK-1 without a 'k' attribute";
+}
+
+void convert_topk(NodeEmitter& e, PendingNode& node, int) {
+  std::optional<Attribute> k = take_attr(node, "k");
+  if (!k || k->type() != AttrType::Int) e.fail_node(node, "attribute 'k' must be an int");
+  node.inputs.resize(2, nullptr);
+  node.inputs[1] = e.constant(node.name + "_k", Tensor::from_vector<int64_t>(DType::I64, {1}, {k->i()}));
+}
+
+void convert_pad(NodeEmitter& e, PendingNode& node, int) {
+  std::optional<Attribute> pads = take_attr(node, "pads");
+  if (!pads) pads = take_attr(node, "paddings");  // Pad-1
+  if (!pads || pads->type() != AttrType::Ints) e.fail_node(node, "attribute 'pads' must be ints");
+  node.attrs["pads"] = *pads;
+  ints_attr_to_input(e, node, "pads", 1);
+  if (std::optional<Attribute> value = take_attr(node, "value")) {
+    if (value->type() != AttrType::Float) e.fail_node(node, "attribute 'value' must be a float");
+    DType dtype = e.dtype_of(node.inputs[0]).value_or(DType::F32);
+    node.inputs.resize(3, nullptr);
+    node.inputs[2] = e.constant(node.name + "_value", Tensor::from_vector<float>(dtype, {}, {value->f()}));
+  }
+}
+
+// Scatter (deprecated at opset 11) is ScatterElements without a reduction.
+void convert_scatter(NodeEmitter&, PendingNode& node, int) { node.op = "ScatterElements"; }
+
 constexpr int kAlways = INT_MAX;
 
 const std::vector<OpRule>& rules() {
@@ -262,22 +303,18 @@ const std::vector<OpRule>& rules() {
       // Old forms nobody rewrites yet (mostly attributes that later became inputs).
       {.op_type = "Cast", .canonical_since = 6, .noop_attrs = {"saturate"}},  // `to` was a string
       {.op_type = "Tile", .canonical_since = 6},  // inputs were (input, tiles, axis)
-      {.op_type = "Slice", .canonical_since = 10},
-      {.op_type = "TopK", .canonical_since = 10},
-      {.op_type = "Pad", .canonical_since = 11},
+      {.op_type = "Slice", .canonical_since = 10, .convert = convert_slice},
+      {.op_type = "TopK", .canonical_since = 10, .check = check_topk, .convert = convert_topk},
+      {.op_type = "Pad", .canonical_since = 11, .convert = convert_pad},
       {.op_type = "Resize", .canonical_since = 11},
-      {.op_type = "Split", .canonical_since = 13},
-      {.op_type = "ReduceSum", .canonical_since = 13},
-      {.op_type = "ReduceMean", .canonical_since = 18},
-      {.op_type = "ReduceMax", .canonical_since = 18},
-      {.op_type = "ReduceMin", .canonical_since = 18},
-      {.op_type = "ReduceProd", .canonical_since = 18},
-      {.op_type = "ReduceL1", .canonical_since = 18},
-      {.op_type = "ReduceL2", .canonical_since = 18},
-      {.op_type = "ReduceLogSum", .canonical_since = 18},
-      {.op_type = "ReduceLogSumExp", .canonical_since = 18},
-      {.op_type = "ReduceSumSquare", .canonical_since = 18},
+      {.op_type = "Split", .canonical_since = 13, .convert = convert_split},
+      {.op_type = "ReduceSum", .canonical_since = 13, .convert = convert_axes},
+      {.op_type = "Scatter", .canonical_since = kAlways, .emits = {"ScatterElements"},
+       .convert = convert_scatter},
     };
+    for (std::string_view op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                                "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+      rules.push_back({.op_type = op, .canonical_since = 18, .convert = convert_axes});
     for (std::string_view op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
                                 "Greater", "Less"})
       rules.push_back({.op_type = op, .canonical_since = 7, .emits = {op, "Unsqueeze"},

@@ -282,7 +282,8 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
       throw Failure{std::string("input '") + t.name + "': shape " +
                     shape_str(static_cast<int>(h.shape.size()), h.shape.data()) + " does not match the model's " +
                     shape_str(t.rank, t.dims) + " (" + files[i] + ")"};
-    in_ptrs[i] = h.data.data();
+    static const unsigned char no_data[1] = {0};  // an empty tensor still gets a valid pointer
+    in_ptrs[i] = h.data.empty() ? no_data : static_cast<const void*>(h.data.data());
   }
 
   std::vector<std::vector<unsigned char>> outputs(static_cast<size_t>(api.n_outputs));
@@ -298,9 +299,11 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
   if (c.ctx == nullptr)
     throw Failure{"cannot create the model context (threads=" + std::to_string(o.threads) + ")"};
   std::vector<double> ms;
+  const void* no_inputs[1] = {nullptr};  // a model without inputs still gets a valid array
+  const void* const* in_array = in_ptrs.empty() ? no_inputs : in_ptrs.data();
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    const int rc = api.run(c.ctx, in_ptrs.data(), out_ptrs.data());
+    const int rc = api.run(c.ctx, in_array, out_ptrs.data());
     const auto t1 = std::chrono::steady_clock::now();
     if (rc != 0) {
       const char* why = api.error ? api.error(c.ctx) : nullptr;

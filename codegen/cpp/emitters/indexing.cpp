@@ -1,0 +1,118 @@
+// Ops that read indices at run time: GatherElements, GatherND, ScatterElements, ScatterND,
+// OneHot. Every index is bounds-checked by the kernel; a bad one fails the run naming the
+// node. NonZero and Unique have data-dependent shapes and run in the interpreter only.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+size_t elem_size(const ir::Value* v) { return ir::dtype_size(v->dtype()); }
+
+std::string fail_on_bad_index(EmitContext& ctx, const ir::Node& node) {
+  return ctx.fail_stmt(node, "an index is out of range");
+}
+
+std::string scatter_kind(const ir::Node& node) {
+  const std::string& r = node.s("reduction");
+  std::string k = r == "none" ? "None" : r == "add" ? "Add" : r == "mul" ? "Mul" : r == "max" ? "Max" : "Min";
+  return "kiln::rt::ScatterReduce::" + k;
+}
+
+void copy_data(EmitContext& ctx, const ir::Node& node) {
+  ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(node, 0), ctx.in(node, 0),
+                       numel_of(node.input(0)) * elem_size(node.input(0))));
+}
+
+void emit_gather_elements(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  const int64_t axis = *ir::normalize_axis(node.i("axis"), static_cast<int64_t>(x.size()));
+  ctx.line(fmt::format("if (!kiln::rt::gather_elements_bytes({}, {}, {}, {}, {}, {}, {}, {})) {}",
+                       elem_size(node.input(0)), x.size(), ctx.array(dims_of(node.input(1))),
+                       ctx.array(x), axis, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0),
+                       fail_on_bad_index(ctx, node)));
+}
+
+void emit_scatter_elements(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  const int64_t axis = *ir::normalize_axis(node.i("axis"), static_cast<int64_t>(x.size()));
+  const ir::DType t = node.input(0)->dtype();
+  copy_data(ctx, node);
+  ctx.line(fmt::format(
+      "if (!kiln::rt::scatter_elements<{}, {}, {}>({}, {}, {}, {}, {}, {}, {})) {}",
+      scatter_kind(node), cpp_type(t), cpp_compute_type(t), x.size(),
+      ctx.array(dims_of(node.input(1))), ctx.array(x), axis, ctx.in(node, 1), ctx.in(node, 2),
+      ctx.out(node, 0), fail_on_bad_index(ctx, node)));
+}
+
+// GatherND/ScatterND geometry: batch, elements per batch of data, tuples per batch, tuple
+// length, the dims a tuple indexes, elements per slice.
+struct Nd {
+  int64_t batch = 1, batch_elems = 1, n_tuples = 1, tuple = 0, slice = 1;
+  std::vector<int64_t> tuple_dims;
+};
+
+Nd nd_of(const ir::Node& node, int64_t batch_dims) {
+  std::vector<int64_t> x = dims_of(node.input(0)), idx = dims_of(node.input(1));
+  Nd g;
+  g.tuple = idx.back();
+  for (int64_t d = 0; d < batch_dims; ++d) g.batch *= x[d];
+  for (size_t d = batch_dims; d < x.size(); ++d) g.batch_elems *= x[d];
+  for (size_t d = batch_dims; d + 1 < idx.size(); ++d) g.n_tuples *= idx[d];
+  for (int64_t k = 0; k < g.tuple; ++k) g.tuple_dims.push_back(x[batch_dims + k]);
+  for (size_t d = batch_dims + g.tuple; d < x.size(); ++d) g.slice *= x[d];
+  return g;
+}
+
+void emit_gather_nd(EmitContext& ctx, const ir::Node& node) {
+  Nd g = nd_of(node, node.i("batch_dims"));
+  ctx.line(fmt::format("if (!kiln::rt::gather_nd_bytes({}, {}, {}, {}, {}, {}, {}, {}, {}, {})) {}",
+                       elem_size(node.input(0)), g.batch, g.batch_elems, g.n_tuples, g.tuple,
+                       ctx.array(g.tuple_dims), g.slice, ctx.in(node, 0), ctx.in(node, 1),
+                       ctx.out(node, 0), fail_on_bad_index(ctx, node)));
+}
+
+void emit_scatter_nd(EmitContext& ctx, const ir::Node& node) {
+  Nd g = nd_of(node, 0);
+  const ir::DType t = node.input(0)->dtype();
+  copy_data(ctx, node);
+  ctx.line(fmt::format("if (!kiln::rt::scatter_nd<{}, {}, {}>({}, {}, {}, {}, {}, {}, {})) {}",
+                       scatter_kind(node), cpp_type(t), cpp_compute_type(t), g.n_tuples, g.tuple,
+                       ctx.array(g.tuple_dims), g.slice, ctx.in(node, 1), ctx.in(node, 2),
+                       ctx.out(node, 0), fail_on_bad_index(ctx, node)));
+}
+
+void emit_onehot(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> y = dims_of(node.output(0));
+  const int64_t axis = *ir::normalize_axis(node.i("axis"), static_cast<int64_t>(y.size()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= y[d];
+  for (size_t d = axis + 1; d < y.size(); ++d) inner *= y[d];
+  ctx.line(fmt::format("kiln::rt::one_hot({}, {}, {}, {}, {}, {});", outer, y[axis], inner,
+                       ctx.in(node, 0), ctx.in(node, 2), ctx.out(node, 0)));
+}
+
+std::string data_dependent(const ir::Node&) {
+  return "its output shape depends on the input data (runs in the interpreter only)";
+}
+
+}  // namespace
+
+void register_indexing_emitters(EmitterRegistry& r) {
+  r.add("GatherElements", Emitter{.emit = emit_gather_elements});
+  r.add("ScatterElements", Emitter{.emit = emit_scatter_elements});
+  r.add("GatherND", Emitter{.emit = emit_gather_nd});
+  r.add("ScatterND", Emitter{.emit = emit_scatter_nd});
+  r.add("OneHot", Emitter{.emit = emit_onehot, .unsupported = [](const ir::Node& n) {
+                            return n.input(1)->is_constant()
+                                       ? std::string()
+                                       : fmt::format("input '{}' (depth) must be known at compile time",
+                                                     n.input(1)->name());
+                          }});
+  r.add("NonZero", Emitter{.emit = nullptr, .unsupported = data_dependent});
+  r.add("Unique", Emitter{.emit = nullptr, .unsupported = data_dependent});
+}
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,96 @@
+// Copying ops whose geometry the IR works out (ir/ops/slice_pad.h): Slice, Split, Expand,
+// Tile, DepthToSpace and SpaceToDepth as strided copies; Pad through per-dim index tables.
+// Every dtype. Inputs that decide the output's shape must be known at compile time.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/slice_pad.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+size_t elem_size(const ir::Value* v) { return ir::dtype_size(v->dtype()); }
+
+// Why the node's shape inputs (those listed) keep it from compiling, or "".
+std::string need_constants(const ir::Node& node, std::initializer_list<size_t> inputs) {
+  for (size_t i : inputs)
+    if (node.has_input(i) && !node.input(i)->is_constant())
+      return fmt::format("input '{}' decides the output's shape and must be known at compile time",
+                         node.input(i)->name());
+  return "";
+}
+
+void emit_view(EmitContext& ctx, const ir::Node& node, const ir::StridedView& v, size_t out) {
+  ctx.line(fmt::format("kiln::rt::strided_copy_bytes({}, {}, {}, {}, {}, {}, {});",
+                       elem_size(node.input(0)), v.dims.size(), ctx.array(v.dims), ctx.in(node, 0),
+                       ctx.array(v.strides), v.offset, ctx.out(node, out)));
+}
+
+void emit_slice(EmitContext& ctx, const ir::Node& node) {
+  emit_view(ctx, node, *ir::slice_view(node, dims_of(node.input(0))), 0);
+}
+
+void emit_split(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  const int64_t axis = ir::split_axis(node, static_cast<int64_t>(x.size()));
+  std::vector<int64_t> sizes = *ir::split_sizes(node, x[axis]);
+  ir::StridedView v{x, ir::contiguous_strides(x), 0};
+  for (size_t k = 0; k < node.num_outputs(); ++k) {
+    v.dims[axis] = sizes[k];
+    emit_view(ctx, node, v, k);
+    v.offset += sizes[k] * v.strides[axis];
+  }
+}
+
+void emit_expand(EmitContext& ctx, const ir::Node& node) {
+  emit_view(ctx, node, ir::expand_view(dims_of(node.input(0)), dims_of(node.output(0))), 0);
+}
+
+void emit_tile(EmitContext& ctx, const ir::Node& node) {
+  emit_view(ctx, node,
+            ir::tile_view(dims_of(node.input(0)), node.input(1)->constant().to_int64_vector()), 0);
+}
+
+void emit_depth_space(EmitContext& ctx, const ir::Node& node) {
+  emit_view(ctx, node, ir::depth_space_view(node, dims_of(node.input(0))), 0);
+}
+
+void emit_pad(EmitContext& ctx, const ir::Node& node) {
+  std::vector<std::vector<int64_t>> tables = *ir::pad_tables(node, dims_of(node.input(0)));
+  std::vector<int64_t> dims, flat;
+  for (const auto& t : tables) {
+    dims.push_back(static_cast<int64_t>(t.size()));
+    flat.insert(flat.end(), t.begin(), t.end());
+  }
+  std::string fill = node.has_input(2) ? ctx.in(node, 2) : "zero";
+  if (!node.has_input(2)) ctx.line("static const unsigned char zero[16] = {};");
+  if (dims.empty()) {  // a scalar: nothing to pad
+    ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(node, 0), ctx.in(node, 0),
+                         elem_size(node.input(0))));
+    return;
+  }
+  ctx.line(fmt::format("kiln::rt::table_copy_bytes({}, {}, {}, {}, {}, {}, {});",
+                       elem_size(node.input(0)), dims.size(), ctx.array(dims), ctx.array(flat),
+                       ctx.in(node, 0), fill, ctx.out(node, 0)));
+}
+
+}  // namespace
+
+void register_slice_pad_emitters(EmitterRegistry& r) {
+  r.add("Slice", Emitter{.emit = emit_slice, .unsupported = [](const ir::Node& n) {
+                           return need_constants(n, {1, 2, 3, 4});
+                         }});
+  r.add("Split", Emitter{.emit = emit_split,
+                         .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
+  r.add("Pad", Emitter{.emit = emit_pad,
+                       .unsupported = [](const ir::Node& n) { return need_constants(n, {1, 3}); }});
+  r.add("Expand", Emitter{.emit = emit_expand,
+                          .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
+  r.add("Tile", Emitter{.emit = emit_tile,
+                        .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
+  r.add("DepthToSpace", Emitter{.emit = emit_depth_space});
+  r.add("SpaceToDepth", Emitter{.emit = emit_depth_space});
+}
+
+}  // namespace kiln::codegen::cpp
