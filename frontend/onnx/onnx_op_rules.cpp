@@ -235,6 +235,12 @@ void convert_constant(NodeEmitter& e, PendingNode& node, int) {
 
 // --- Slice-1, TopK-1, Pad-2, Split-2..12, Reduce*: attributes became inputs ---------------
 
+std::string check_slice(const NodeView& n) {
+  if (n.opset < 10 && (!find_attr(n.proto, "starts") || !find_attr(n.proto, "ends")))
+    return "Slice-1 without 'starts' and 'ends' attributes";
+  return "";
+}
+
 void convert_slice(NodeEmitter& e, PendingNode& node, int) {
   ints_attr_to_input(e, node, "starts", 1);
   ints_attr_to_input(e, node, "ends", 2);
@@ -303,7 +309,7 @@ const std::vector<OpRule>& rules() {
       // Old forms nobody rewrites yet (mostly attributes that later became inputs).
       {.op_type = "Cast", .canonical_since = 6, .noop_attrs = {"saturate"}},  // `to` was a string
       {.op_type = "Tile", .canonical_since = 6},  // inputs were (input, tiles, axis)
-      {.op_type = "Slice", .canonical_since = 10, .convert = convert_slice},
+      {.op_type = "Slice", .canonical_since = 10, .check = check_slice, .convert = convert_slice},
       {.op_type = "TopK", .canonical_since = 10, .check = check_topk, .convert = convert_topk},
       {.op_type = "Pad", .canonical_since = 11, .convert = convert_pad},
       {.op_type = "Resize", .canonical_since = 11},
