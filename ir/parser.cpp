@@ -29,6 +29,7 @@ struct Token {
 class Lexer {
  public:
   Lexer(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+  size_t size() const { return text_.size(); }
 
   [[noreturn]] void error_at(int line, int col, const std::string& message) const {
     fail("{}:{}:{}: {}", source_, line, col, message);
@@ -416,6 +417,15 @@ class Parser {
     Token type_tok = peek();
     auto [d, shape] = type();
     if (!shape.is_static()) error(type_tok, fmt::format("tensor shape {} must be static", shape.str()));
+    // Every element takes at least one character of text: a larger shape is refused before
+    // anything is allocated (found by tests/fuzz/fuzz_ir_parser).
+    uint64_t elements = 1;
+    for (int64_t v : shape.values())
+      if (elements != 0 && __builtin_mul_overflow(elements, static_cast<uint64_t>(v), &elements))
+        elements = UINT64_MAX;
+    if (elements > lex_.size())
+      error(type_tok, fmt::format("tensor shape {} has more elements than the text could list",
+                                  shape.str()));
     Tensor t;
     try {
       t = Tensor(d, shape.values());

@@ -188,7 +188,7 @@ class Verifier {
 
     for (const auto& [name, a] : n.attrs()) {
       auto spec = std::find_if(def->attrs.begin(), def->attrs.end(),
-                               [&](const AttrSpec& sp) { return sp.name == name; });
+                               [&, &key = name](const AttrSpec& sp) { return sp.name == key; });
       if (spec == def->attrs.end()) fail("{}unknown attribute '{}'", ctx, name);
       if (spec->type != a.type())
         fail("{}attribute '{}' is {}, expected {}", ctx, name, attr_type_name(a.type()),
