@@ -1,70 +1,115 @@
-// Unary and binary elementwise ops (ir/ops/elementwise_ops.def) and Clip.
+// Elementwise arithmetic and math (ir/ops/elementwise_ops.def), Clip, and the shared
+// machinery of every elementwise list (ir/ops/elementwise_eval.h).
+#include "ir/ops/elementwise.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "ir/ops/op_helpers.h"
+#include "ir/ops/elementwise_eval.h"
 
 namespace kiln::ir {
-namespace {
+namespace elementwise {
 
-enum class TypeClass { FLOAT, NUMERIC };
+bool class_accepts(TypeClass c, DType t) {
+  switch (c) {
+    case TypeClass::FLOAT: return is_float(t);
+    case TypeClass::NUMERIC: return is_float(t) || is_integer(t);
+    case TypeClass::INTEGER: return is_integer(t);
+    case TypeClass::UNSIGNED: return is_integer(t) && !is_signed(t);
+    case TypeClass::BOOL: return t == DType::Bool;
+    case TypeClass::ANY: return true;
+  }
+  return false;
+}
 
-bool accepts(TypeClass c, DType t) {
-  return c == TypeClass::FLOAT ? is_float(t) : (is_float(t) || is_integer(t));
+std::string_view class_name(TypeClass c) {
+  switch (c) {
+    case TypeClass::FLOAT: return "float types";
+    case TypeClass::NUMERIC: return "numeric types";
+    case TypeClass::INTEGER: return "integer types";
+    case TypeClass::UNSIGNED: return "unsigned integer types";
+    case TypeClass::BOOL: return "bool";
+    case TypeClass::ANY: return "numeric types and bool";
+  }
+  return "?";
 }
 
 void check_class(const Node& node, size_t input, TypeClass c) {
   DType t = node.input(input)->dtype();
-  if (!accepts(c, t))
-    fail("{}: input '{}' is {}, op supports {} types", node.describe(), node.input(input)->name(),
-         dtype_name(t), c == TypeClass::FLOAT ? "float" : "numeric");
+  if (!class_accepts(c, t))
+    fail("{}: input '{}' is {}, op supports {}", node.describe(), node.input(input)->name(),
+         dtype_name(t), class_name(c));
 }
 
-// Applies f elementwise, computing 16-bit floats in float.
-template <class F>
-void eval_unary(const Tensor& x, Tensor& y, F f) {
-  visit_dtype(x.dtype(), [&]<class S>() {
-    if constexpr (!std::is_same_v<S, bool>) {
-      const S* in = x.data<S>();
-      S* out = y.mutable_data<S>();
-      for (int64_t i = 0; i < x.numel(); ++i)
-        out[i] = S(f.template operator()<compute_t<S>>(static_cast<compute_t<S>>(in[i])));
-    } else {
-      fail("bool is not supported");
-    }
-  });
+void check_choice(const Node& node, std::string_view attr, std::string_view allowed) {
+  const std::string& v = node.s(attr);
+  for (size_t start = 0; start <= allowed.size();) {
+    size_t end = std::min(allowed.find('|', start), allowed.size());
+    if (allowed.substr(start, end - start) == v) return;
+    start = end + 1;
+  }
+  std::string choices(allowed);
+  std::replace(choices.begin(), choices.end(), '|', ' ');
+  fail("{}: attribute '{}' is '{}', expected one of: {}", node.describe(), attr, v, choices);
 }
 
-template <class F>
-void eval_binary(const Tensor& a, const Tensor& b, Tensor& y, F f) {
-  std::vector<int64_t> as = broadcast_strides(a.dims(), y.dims());
-  std::vector<int64_t> bs = broadcast_strides(b.dims(), y.dims());
-  visit_dtype(a.dtype(), [&]<class S>() {
-    if constexpr (!std::is_same_v<S, bool>) {
-      using C = compute_t<S>;
-      const S* pa = a.data<S>();
-      const S* pb = b.data<S>();
-      S* out = y.mutable_data<S>();
-      for_each_broadcast(y.dims(), as, bs, [&](int64_t o, int64_t ia, int64_t ib) {
-        out[o] = S(f.template operator()<C>(static_cast<C>(pa[ia]), static_cast<C>(pb[ib])));
-      });
-    } else {
-      fail("bool is not supported");
-    }
-  });
+std::optional<Attribute> string_default(std::nullopt_t) { return std::nullopt; }
+std::optional<Attribute> string_default(const char* value) { return Attribute(value); }
+
+void fail_dtype(DType t) { fail("dtype {} is not supported", dtype_name(t)); }
+
+void infer_unary(Node& n, TypeClass c, Out out) {
+  check_class(n, 0, c);
+  n.output(0)->set_type(out == Out::SAME ? n.input(0)->dtype() : DType::Bool, n.input(0)->shape());
+}
+
+void infer_binary(Node& n, TypeClass c, BRule b, Out out) {
+  check_class(n, 0, c);
+  if (b == BRule::B_NUMERIC)
+    check_class(n, 1, TypeClass::NUMERIC);
+  else
+    require_same_dtype(n, 0, 1);
+  const Shape& sa = n.input(0)->shape();
+  Shape shape = broadcast_shapes(sa, n.input(1)->shape());
+  if (b == BRule::B_SLOPE && !(shape == sa))
+    fail("{}: '{}' of shape {} does not broadcast to '{}' of shape {}", n.describe(),
+         n.input(1)->name(), n.input(1)->shape().str(), n.input(0)->name(), sa.str());
+  n.output(0)->set_type(out == Out::SAME ? n.input(0)->dtype() : DType::Bool, shape);
+}
+
+void infer_select(Node& n) {
+  if (n.input(0)->dtype() != DType::Bool)
+    fail("{}: condition '{}' is {}, expected bool", n.describe(), n.input(0)->name(),
+         dtype_name(n.input(0)->dtype()));
+  require_same_dtype(n, 1, 2);
+  Shape shape = broadcast_shapes(broadcast_shapes(n.input(0)->shape(), n.input(1)->shape()),
+                                 n.input(2)->shape());
+  n.output(0)->set_type(n.input(1)->dtype(), shape);
+}
+
+void infer_variadic(Node& n, TypeClass c) {
+  check_class(n, 0, c);
+  Shape shape = n.input(0)->shape();
+  for (size_t k = 1; k < n.num_inputs(); ++k) {
+    require_same_dtype(n, 0, k);
+    shape = broadcast_shapes(shape, n.input(k)->shape());
+  }
+  n.output(0)->set_type(n.input(0)->dtype(), shape);
 }
 
 Cost elementwise_cost(const Node& node) {
   Cost c;
   const Shape& out = node.output(0)->shape();
   if (!out.is_static()) return c;
-  double n = static_cast<double>(out.numel());
-  c.flops = n;
-  for (const Value* v : node.inputs())
-    if (v && v->shape().is_static()) c.bytes += v->shape().numel() * dtype_size(v->dtype());
-  c.bytes += n * dtype_size(node.output(0)->dtype());
+  c.flops = static_cast<double>(out.numel()) * std::max<size_t>(1, node.num_inputs() - 1);
+  c.bytes = io_bytes(node);
   return c;
 }
+
+}  // namespace elementwise
+
+namespace {
 
 // Clip's bounds default to the type's range; an absent bound does not clip.
 template <class C>
@@ -72,49 +117,8 @@ C clip_bound(const Tensor* t, C fallback) {
   return t ? static_cast<C>(t->as_double(0)) : fallback;
 }
 
-}  // namespace
-
-void register_elementwise_ops(Registry& r) {
-#define KILN_UNARY_OP(NAME, CLASS, EXPR)                                                  \
-  r.add(OpDef{                                                                            \
-      .name = #NAME,                                                                      \
-      .summary = "elementwise " #EXPR,                                                    \
-      .inputs = {{"X"}},                                                                  \
-      .outputs = {"Y"},                                                                   \
-      .infer = [](Node& n) {                                                              \
-        check_class(n, 0, TypeClass::CLASS);                                              \
-        n.output(0)->set_type(n.input(0)->dtype(), n.input(0)->shape());                  \
-      },                                                                                  \
-      .eval = [](const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) { \
-        out[0] = Tensor(in[0]->dtype(), in[0]->dims());                                   \
-        eval_unary(*in[0], out[0], []<class T>(T x) -> T { return EXPR; });               \
-      },                                                                                  \
-      .cost = elementwise_cost,                                                           \
-      .scalar_expr = #EXPR,                                                               \
-  });
-#define KILN_BINARY_OP(NAME, CLASS, EXPR)                                                 \
-  r.add(OpDef{                                                                            \
-      .name = #NAME,                                                                      \
-      .summary = "elementwise " #EXPR " with broadcasting",                               \
-      .inputs = {{"A"}, {"B"}},                                                           \
-      .outputs = {"C"},                                                                   \
-      .infer = [](Node& n) {                                                              \
-        check_class(n, 0, TypeClass::CLASS);                                              \
-        require_same_dtype(n, 0, 1);                                                      \
-        n.output(0)->set_type(n.input(0)->dtype(),                                        \
-                              broadcast_shapes(n.input(0)->shape(), n.input(1)->shape())); \
-      },                                                                                  \
-      .eval = [](const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) { \
-        out[0] = Tensor(in[0]->dtype(), broadcast_dims(in[0]->dims(), in[1]->dims()));   \
-        eval_binary(*in[0], *in[1], out[0], []<class T>(T a, T b) -> T { return EXPR; }); \
-      },                                                                                  \
-      .cost = elementwise_cost,                                                           \
-      .scalar_expr = #EXPR,                                                               \
-  });
-#include "ir/ops/elementwise_ops.def"
-#undef KILN_UNARY_OP
-#undef KILN_BINARY_OP
-
+void register_clip(Registry& r) {
+  using namespace elementwise;
   r.add(OpDef{
       .name = "Clip",
       .summary = "clamps to [min, max]; an absent bound does not clip",
@@ -151,6 +155,35 @@ void register_elementwise_ops(Registry& r) {
           },
       .cost = elementwise_cost,
   });
+}
+
+}  // namespace
+
+const VariadicExprs* variadic_exprs(std::string_view op) {
+  static const std::pair<std::string_view, VariadicExprs> kOps[] = {
+#define KILN_UNARY_OP(...)
+#define KILN_BINARY_OP(...)
+#define KILN_VARIADIC_OP(NAME, CLASS, COMBINE, FINISH) {#NAME, {#COMBINE, #FINISH}},
+#include "ir/ops/elementwise_ops.def"
+#undef KILN_UNARY_OP
+#undef KILN_BINARY_OP
+#undef KILN_VARIADIC_OP
+  };
+  for (const auto& [name, exprs] : kOps)
+    if (name == op) return &exprs;
+  return nullptr;
+}
+
+void register_elementwise_ops(Registry& r) {
+  using namespace elementwise;
+#define KILN_UNARY_OP KILN_EW_UNARY
+#define KILN_BINARY_OP KILN_EW_BINARY
+#define KILN_VARIADIC_OP KILN_EW_VARIADIC
+#include "ir/ops/elementwise_ops.def"
+#undef KILN_UNARY_OP
+#undef KILN_BINARY_OP
+#undef KILN_VARIADIC_OP
+  register_clip(r);
 }
 
 }  // namespace kiln::ir
