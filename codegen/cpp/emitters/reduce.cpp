@@ -70,14 +70,31 @@ void emit_arg(EmitContext& ctx, const ir::Node& node) {
                        ctx.out(node, 0)));
 }
 
+// The axis may be read at run time: the geometry of every possible axis is known here.
 void emit_cumsum(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> x = dims_of(node.input(0));
-  int64_t outer, len, inner;
-  outer_len_inner(x, ir::reduce_axis(node, static_cast<int64_t>(x.size())), outer, len, inner);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> outers, lens, inners;
+  for (int64_t a = 0; a < rank; ++a) {
+    int64_t outer, len, inner;
+    outer_len_inner(x, a, outer, len, inner);
+    outers.push_back(outer);
+    lens.push_back(len);
+    inners.push_back(inner);
+  }
+  if (node.input(1)->is_constant()) {
+    ctx.line(fmt::format("const int64_t axis = {};", ir::reduce_axis(node, rank)));
+  } else {
+    ctx.line(fmt::format("int64_t axis = static_cast<int64_t>({}[0]);", ctx.in(node, 1)));
+    ctx.line(fmt::format("if (axis < 0) axis += {};", rank));
+    ctx.line(fmt::format("if (axis < 0 || axis >= {}) {}", rank,
+                         ctx.fail_stmt(node, fmt::format("axis is out of range for rank {}", rank))));
+  }
   const ir::DType t = node.input(0)->dtype();
-  ctx.line(fmt::format("kiln::rt::cumsum<{}, {}>({}, {}, {}, {}, {}, {}, {});", cpp_type(t),
-                       acc_type(t), outer, len, inner, node.i("exclusive") != 0,
-                       node.i("reverse") != 0, ctx.in(node, 0), ctx.out(node, 0)));
+  ctx.line(fmt::format("kiln::rt::cumsum<{}, {}>({}[axis], {}[axis], {}[axis], {}, {}, {}, {});",
+                       cpp_type(t), acc_type(t), ctx.array(outers), ctx.array(lens),
+                       ctx.array(inners), node.i("exclusive") != 0, node.i("reverse") != 0,
+                       ctx.in(node, 0), ctx.out(node, 0)));
 }
 
 size_t topk_scratch(const ir::Node& node) {
@@ -155,9 +172,7 @@ void register_reduce_emitters(EmitterRegistry& r) {
                       }});
   r.add("ArgMax", Emitter{.emit = emit_arg});
   r.add("ArgMin", Emitter{.emit = emit_arg});
-  r.add("CumSum", Emitter{.emit = emit_cumsum, .unsupported = [](const ir::Node& n) {
-                            return need_constant(n, 1, "axis");
-                          }});
+  r.add("CumSum", Emitter{.emit = emit_cumsum});
   r.add("TopK", Emitter{.emit = emit_topk,
                         .unsupported = [](const ir::Node& n) { return need_constant(n, 1, "K"); },
                         .scratch_bytes = topk_scratch});
