@@ -101,6 +101,6 @@ fi
 
 echo "$want" >"$stage/VERSION"
 rm -rf "$dest"
-mv "$stage" "$dest"
+mv -T "$stage" "$dest"
 trap - EXIT
 echo "fetch_onnx_testdata.sh: test data in $dest ($want)"

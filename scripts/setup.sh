@@ -117,6 +117,10 @@ if ! pip_ok; then
   fi
 fi
 
+# ---------------------------------------------------------------- test data
+# ONNX's backend test data for the conformance suite, in build/onnx-testdata (idempotent).
+bash "$repo/scripts/fetch_onnx_testdata.sh"
+
 # ---------------------------------------------------------------- report
 "$py" - "$with_torch" <<'EOF'
 import sys, importlib

@@ -210,9 +210,18 @@ std::vector<Case> scan_cases(const std::string& root, const std::vector<std::str
   for (Case& c : all)
     if (c.suite == "node" && c.tested_op.empty()) c.tested_op = "(unknown)";
 
+  std::vector<std::string> patterns;
+  for (size_t at = 0; at <= filter.size();) {
+    size_t comma = std::min(filter.find(',', at), filter.size());
+    if (comma > at) patterns.push_back(filter.substr(at, comma - at));
+    at = comma + 1;
+  }
   std::vector<Case> kept;
-  for (Case& c : all)
-    if (filter.empty() || (c.suite + "/" + c.name).find(filter) != std::string::npos) kept.push_back(std::move(c));
+  for (Case& c : all) {
+    bool keep = patterns.empty();
+    for (const std::string& p : patterns) keep = keep || (c.suite + "/" + c.name).find(p) != std::string::npos;
+    if (keep) kept.push_back(std::move(c));
+  }
   return kept;
 }
 

@@ -27,7 +27,8 @@ struct Case {
 };
 
 // Every case folder under root/SUITE for each suite that exists, in suite then name order,
-// keeping those whose "SUITE/NAME" contains `filter` (all when empty). A folder without a
+// keeping those whose "SUITE/NAME" contains one of the comma-separated texts in `filter`
+// (all when empty). A folder without a
 // readable model.onnx is still returned (ops empty), so that it is reported, not skipped.
 std::vector<Case> scan_cases(const std::string& root, const std::vector<std::string>& suites,
                              const std::string& filter);

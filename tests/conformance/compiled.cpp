@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -313,19 +314,20 @@ std::string plain_driver_source(const ModelFiles& m) {
                      kModelApi, adapter(m.name), driver_main({m.name}));
 }
 
-// The first compiler error in a log, shortened, for the report.
+// The first compiler error in a log, without the file's folder, shortened, for the report.
 std::string first_error(const std::string& log) {
   std::istringstream in(log);
-  std::string fallback;
+  std::string found;
   for (std::string line; std::getline(in, line);) {
-    if (line.find("error") != std::string::npos || line.find("undefined reference") != std::string::npos) {
-      size_t slash = line.rfind('/', line.find(':') == std::string::npos ? 0 : line.find(':'));
-      if (slash != std::string::npos && slash < line.find(':')) line = line.substr(slash + 1);
-      return line.size() > 400 ? line.substr(0, 400) + "..." : line;
-    }
-    if (!line.empty()) fallback = line;
+    if (line.empty()) continue;
+    bool error = line.find("error") != std::string::npos || line.find("undefined reference") != std::string::npos;
+    if (error || found.empty()) found = line;
+    if (error) break;
   }
-  return fallback.size() > 400 ? fallback.substr(0, 400) + "..." : fallback;
+  size_t colon = found.find(": ");
+  size_t slash = colon == std::string::npos ? std::string::npos : found.rfind('/', colon);
+  if (slash != std::string::npos) found = found.substr(slash + 1);
+  return found.size() > 400 ? found.substr(0, 400) + "..." : found;
 }
 
 struct Batch {
@@ -345,8 +347,11 @@ class BatchBuilder {
       add({std::vector<size_t>(ready.begin() + i, ready.begin() + std::min(ready.size(), i + s_.batch_size)), true, {}});
     size_t initial = jobs_.size();
     fmt::print(log_, "compiling {} models in {} batches ({} jobs, {})\n", ready.size(), initial, s_.jobs, s_.opt);
+    auto start = std::chrono::steady_clock::now();
     run_jobs(jobs_, s_.jobs, [&](size_t done, size_t total) {
-      if (done % 5 == 0 || done == total) fmt::print(log_, "  compiled {}/{} batches\n", done, total);
+      if (done % 5 == 0 || done == total)
+        fmt::print(log_, "  {}/{} batches built ({:.0f} s)\n", done, total,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     });
   }
 
@@ -514,7 +519,9 @@ void run_cases(std::vector<CaseResult>& results, const CompileSettings& s, std::
     }
   }
   fmt::print(log, "running {} compiled cases\n", cases);
+  auto start = std::chrono::steady_clock::now();
   run_jobs(jobs, s.jobs);
+  fmt::print(log, "  ran them in {:.0f} s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   for (size_t i = 0; i < results.size(); ++i) {
     if (per_set[i].empty()) continue;
     PathResult overall{Outcome::Pass, ""};

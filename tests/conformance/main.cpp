@@ -92,8 +92,11 @@ void prepare_all(std::vector<CaseResult>& results, const Options& o) {
   }
   size_t step = std::max<size_t>(results.size() / 10, 1);
   fmt::print("importing, interpreting and generating code for {} cases ({} jobs)\n", results.size(), o.compile.jobs);
+  auto start = std::chrono::steady_clock::now();
   run_jobs(jobs, o.compile.jobs, [&](size_t done, size_t total) {
-    if (done % step == 0 || done == total) fmt::print("  {}/{}\n", done, total);
+    if (done % step == 0 || done == total)
+      fmt::print("  {}/{} ({:.0f} s)\n", done, total,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
 }
 
@@ -105,7 +108,7 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data_dir, "folder with node/, pytorch-converted/, ... (scripts/fetch_onnx_testdata.sh)")
       ->required();
   app.add_option("--out", o.out_dir, "where report.md, report.json and the work folder go");
-  app.add_option("--filter", o.filter, "only cases whose SUITE/NAME contains this text");
+  app.add_option("--filter", o.filter, "only cases whose SUITE/NAME contains this text (or one of several, comma-separated)");
   app.add_option("--suites", o.suites, "suites to run")->delimiter(',');
   app.add_option("--supported-ops", o.supported_ops,
                  "file listing ops that must pass all their cases; a failure among them is an error");
@@ -171,7 +174,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> notes;
       std::vector<std::string> problems = check_supported(results, o.supported_ops, o.compiled, notes);
       if (!notes.empty())
-        fmt::print("ops passing every case but not listed in {} (run scripts/gen_ops_table.py): {}\n", o.supported_ops,
+        fmt::print("ops whose node cases all pass, not listed in {} (scripts/gen_ops_table.py decides): {}\n", o.supported_ops,
                    fmt::join(notes, ", "));
       for (const std::string& p : problems) fmt::print("REGRESSION: {}\n", p);
       if (!problems.empty()) status = 1;

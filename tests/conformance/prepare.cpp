@@ -23,6 +23,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// For testing the runner itself: KILN_CONFORMANCE_SELFTEST="crash:NAME hang:NAME
+// badcode:NAME" makes the case called NAME crash or hang in its child process, or generate
+// C++ that does not compile, as a bug in kiln might.
+bool selftest(const std::string& what, const std::string& name) {
+  const char* t = std::getenv("KILN_CONFORMANCE_SELFTEST");
+  return t && (std::string(" ") + t + " ").find(" " + what + ":" + name + " ") != std::string::npos;
+}
+
 // Messages name files by their full path; within a case folder the file name says enough.
 std::string shorten(std::string message, const std::string& dir) {
   for (std::string prefix : {dir + "/", dir}) {
@@ -176,6 +184,9 @@ Outcome generate_case(const Case& c, std::unique_ptr<ir::Graph> graph, const Pre
   for (const auto& [path, text] : model.files)
     if (path != "CMakeLists.txt" && path != "main.cpp") write_bytes(src / path, text.data(), text.size());
   write_bytes(src / (model.name + ".weights"), model.weights.data(), model.weights.size());
+  if (selftest("badcode", c.name)) {  // generated code that does not compile
+    std::ofstream(src / "model.cpp", std::ios::app) << "#error kiln_conformance self-test\n";
+  }
   for (size_t s = 0; s < sets.size(); ++s)
     for (size_t j = 0; j < kept.size(); ++j) {
       const ir::Tensor& t = sets[s][kept[j]];
@@ -226,14 +237,9 @@ int prepare_case(const PrepareRequest& r) {
   const std::string result = (fs::path(r.work_dir) / "prepare.txt").string();
   auto record = [&](const std::string& key, const Outcome& o) { append_result(result, key, o.status + "\t" + o.detail); };
 
-  // For testing the runner itself: KILN_CONFORMANCE_SELFTEST="crash:NAME hang:NAME" makes
-  // the case called NAME crash or hang here, as a bug in kiln might.
-  if (const char* t = std::getenv("KILN_CONFORMANCE_SELFTEST"); t && r.interpret) {
-    std::string spec = std::string(" ") + t + " ";
-    if (spec.find(" crash:" + c.name + " ") != std::string::npos) std::raise(SIGSEGV);
-    if (spec.find(" hang:" + c.name + " ") != std::string::npos)
-      for (;;) pause();
-  }
+  if (r.interpret && selftest("crash", c.name)) std::raise(SIGSEGV);
+  if (r.interpret && selftest("hang", c.name))
+    for (;;) pause();
   std::unique_ptr<ir::Graph> graph;
   try {
     graph = frontend::import_onnx((fs::path(c.dir) / "model.onnx").string());
