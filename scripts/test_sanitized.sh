@@ -8,7 +8,8 @@
 #
 # Environment: KILN_ASAN_BUILD (default <repo>/build-asan), KILN_TEST_JOBS (default 2),
 # KILN_SANITIZED_EXCLUDE (a ctest -E regex; default: resnet18 and conformance, which take long
-# under the sanitizers and exercise no code path the other tests miss).
+# under the sanitizers and exercise no code path the other tests miss), KILN_SANITIZED_TESTS
+# (a ctest -R regex; default: all the rest).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_ASAN_BUILD:-$repo/build-asan}"
@@ -30,4 +31,5 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export KILN_HOSTILE_NO_MEMLIMIT=1
 cd "$build"
 exclude="${KILN_SANITIZED_EXCLUDE:-e2e\.resnet18|conformance}"
-ctest -j "${KILN_TEST_JOBS:-2}" --output-on-failure --timeout 1800 -E "$exclude" "$@"
+ctest -j "${KILN_TEST_JOBS:-2}" --output-on-failure --timeout 1800 -E "$exclude" \
+  ${KILN_SANITIZED_TESTS:+-R "$KILN_SANITIZED_TESTS"} "$@"
