@@ -20,8 +20,8 @@ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 ninja -C "$build" -j "${KILN_BUILD_JOBS:-2}"
 
 export CXX=clang++
-# vptr checks need the C++ UBSan runtime, which the C programs of the e2e tests do not link.
-export KILN_EXTRA_CXXFLAGS="-fsanitize=$sanitizers -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# vptr and function checks need the C++ UBSan runtime, which the C programs of the e2e tests do not link.
+export KILN_EXTRA_CXXFLAGS="-fsanitize=$sanitizers -fno-sanitize=vptr,function -fno-sanitize-recover=all -fno-omit-frame-pointer"
 export CC="clang -fsanitize=$sanitizers"
 export KILN_CACHE_DIR="$build/kiln-cache"
 # Leaks are findings too; a report makes the process exit non-zero.
