@@ -366,35 +366,51 @@ std::string c_identifier(const std::string& name) {
   return id;
 }
 
+namespace {
+
+bool all_static(const std::vector<ir::Value*>& values) {
+  for (const ir::Value* v : values)
+    if (v && (!v->has_type() || !v->shape().is_static())) return false;
+  return true;
+}
+
+}  // namespace
+
 void check_compilable(const ir::Graph& graph) {
   std::vector<std::string> problems;
-  for (const auto& v : graph.values()) {
-    if (!v->has_type()) {
-      problems.push_back(fmt::format("value '{}' has no known type", v->name()));
-      continue;
-    }
+  // Symbolic dims of graph inputs are the root of every other non-static shape.
+  for (const ir::Value* v : graph.inputs())
     if (!v->shape().is_static())
-      problems.push_back(fmt::format("value '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
+      problems.push_back(fmt::format("input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
                                      v->name(), v->shape().str()));
-  }
-  if (problems.size() > 5) {
-    size_t more = problems.size() - 5;
-    problems.resize(5);
-    problems.push_back(fmt::format("and {} more values", more));
-  }
-  // One line per problem op, listing its nodes.
+  // One line per problem (op and reason), listing its nodes. Nodes whose inputs are not
+  // static yet are judged once those are.
   std::map<std::string, std::vector<std::string>> by_reason;
   for (const auto& n : graph.nodes()) {
     const Emitter* e = emitters().find(n->op());
     std::string reason;
-    if (!e)
-      reason = fmt::format("{}: no C++ code generator", n->op());
-    else if (e->unsupported && problems.empty())
-      if (std::string why = e->unsupported(*n); !why.empty()) reason = fmt::format("{}: {}", n->op(), why);
-    if (!reason.empty()) by_reason[reason].push_back(n->name());
+    if (!e) {
+      reason = "no C++ code generator";
+    } else if (all_static(n->inputs())) {
+      try {
+        if (e->unsupported) reason = e->unsupported(*n);
+      } catch (const Error& err) {
+        reason = err.what();
+      }
+      if (reason.empty() && !all_static(n->outputs()))
+        reason = "its output shape depends on values known only at run time; compiled code needs them at compile time";
+    }
+    if (!reason.empty()) by_reason[fmt::format("{}: {}", n->op(), reason)].push_back(n->name());
   }
-  for (const auto& [reason, names] : by_reason)
-    problems.push_back(fmt::format("{} (nodes: {})", reason, fmt::join(names, ", ")));
+  for (const auto& [reason, names] : by_reason) {
+    std::vector<std::string> shown(names.begin(), names.begin() + std::min<size_t>(names.size(), 8));
+    problems.push_back(fmt::format("{} (nodes: {}{})", reason, fmt::join(shown, ", "),
+                                   names.size() > shown.size() ? fmt::format(" and {} more", names.size() - shown.size()) : ""));
+  }
+  if (problems.empty())
+    for (const auto& v : graph.values())
+      if (!v->has_type() || !v->shape().is_static())
+        problems.push_back(fmt::format("value '{}' has no static type", v->name()));
   if (!problems.empty())
     fail("cannot compile for the C++ backend:\n  {}", fmt::join(problems, "\n  "));
 }
