@@ -1,5 +1,10 @@
 // kiln compile MODEL -o OUTDIR: the model as an executable, libraries and their sources.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <iostream>
@@ -50,19 +55,53 @@ std::set<std::string> parse_emit(const std::string& text) {
 }
 
 // Moves `from` to `to`, replacing what was there; nothing half-written is ever visible.
+// Where the file system allows it the two directories are swapped in one atomic step, so
+// even a process killed midway leaves either the old OUTDIR or the new one.
 void publish(const fs::path& from, const fs::path& to) {
   std::error_code ec;
-  fs::path old;
-  if (fs::exists(to, ec)) {
-    old = to.parent_path() / fmt::format(".{}.kiln-old-{}", to.filename().string(), getpid());
-    fs::rename(to, old);
+  if (!fs::exists(to, ec)) {
+    fs::rename(from, to);
+    return;
   }
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(from, ec);  // now holds the previous output
+    return;
+  }
+  fs::path old = to.parent_path() / fmt::format(".{}.kiln-old-{}", to.filename().string(), getpid());
+  fs::rename(to, old);
   fs::rename(from, to);
-  if (!old.empty()) fs::remove_all(old, ec);
+  fs::remove_all(old, ec);
+}
+
+// Leftovers of kiln processes that were killed while writing OUTDIR: temporary trees are
+// removed, and a previous output set aside mid-publish is put back if OUTDIR is missing.
+void clean_stale_leftovers(const fs::path& out) {
+  std::error_code ec;
+  const std::string tmp_prefix = fmt::format(".{}.kiln-tmp-", out.filename().string());
+  const std::string old_prefix = fmt::format(".{}.kiln-old-", out.filename().string());
+  for (const fs::directory_entry& e : fs::directory_iterator(out.parent_path(), ec)) {
+    std::string name = e.path().filename().string();
+    bool is_tmp = name.rfind(tmp_prefix, 0) == 0, is_old = name.rfind(old_prefix, 0) == 0;
+    if (!is_tmp && !is_old) continue;
+    std::string pid_text = name.substr((is_tmp ? tmp_prefix : old_prefix).size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;  // its owner still runs
+    if (is_old && !fs::exists(out, ec))
+      fs::rename(e.path(), out, ec);
+    else
+      fs::remove_all(e.path(), ec);
+  }
+}
+
+fs::path output_dir(const std::string& arg) {
+  fs::path out = fs::absolute(arg).lexically_normal();
+  return out.filename().empty() ? out.parent_path() : out;
 }
 
 int run_compile(const CompileArgs& args) {
   PhaseTimer timer(args.verbose);
+  clean_stale_leftovers(output_dir(args.out_dir));
   std::set<std::string> emit = parse_emit(args.emit);
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
@@ -86,8 +125,7 @@ int run_compile(const CompileArgs& args) {
   });
 
   if (args.verbose) print_memory_plan(*graph, stderr);
-  fs::path out = fs::absolute(args.out_dir).lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
+  fs::path out = output_dir(args.out_dir);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     fail("{}: exists and is not a directory", out.string());

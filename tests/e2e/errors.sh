@@ -68,6 +68,26 @@ else
   echo "FAIL compiling relu.onnx:"; cat "$work/log"; failures=$((failures + 1))
 fi
 
+# Leftovers of a killed compile (a dead PID's temporary tree, a previous output set aside
+# mid-publish) are cleaned by the next compile to the same OUTDIR.
+dead_pid=999999999
+mkdir -p "$work/killed/.out.kiln-tmp-$dead_pid/src"
+"$kiln" compile "$data/relu.onnx" -o "$work/killed/out" --emit exe >/dev/null 2>&1
+if [ -x "$work/killed/out/relu" ] && ! ls -a "$work/killed" | grep -q kiln-tmp; then
+  echo "ok   a killed compile's temporary tree is removed by the next compile"
+else
+  echo "FAIL stale temporary tree not cleaned:"; ls -a "$work/killed"; failures=$((failures + 1))
+fi
+mv "$work/killed/out" "$work/killed/.out.kiln-old-$dead_pid"
+mkdir -p "$work/killed/elsewhere"
+"$kiln" compile "$data/relu.onnx" -o "$work/killed/elsewhere/out" --emit exe >/dev/null 2>&1
+"$kiln" compile "$work/missing.onnx" -o "$work/killed/out" >/dev/null 2>&1
+if [ -x "$work/killed/out/relu" ] && ! ls -a "$work/killed" | grep -q kiln-old; then
+  echo "ok   a previous output set aside by a killed compile is put back"
+else
+  echo "FAIL set-aside output not restored:"; ls -a "$work/killed"; failures=$((failures + 1))
+fi
+
 echo "errors: $failures failure(s)"
 [ "$failures" -eq 0 ] && rm -rf "$work"
 [ "$failures" -eq 0 ]
