@@ -398,7 +398,7 @@ void check_compilable(const ir::Graph& graph) {
         reason = err.what();
       }
       if (reason.empty() && !all_static(n->outputs()))
-        reason = "its output shape depends on values known only at run time; compiled code needs them at compile time";
+        reason = "its output shape depends on input values, which must be known at compile time";
     }
     if (!reason.empty()) by_reason[fmt::format("{}: {}", n->op(), reason)].push_back(n->name());
   }
