@@ -62,16 +62,17 @@ int model_nesting_depth(const ir::Buffer& bytes, int stop) {
   };
   const uint8_t* p = bytes.data();
   const uint8_t* end = p + bytes.size();
+  std::vector<std::pair<Kind, const uint8_t*>> stack = {{kModel, end}};
+  // Reads never pass the end of the message being walked, so p - limit never goes negative.
   auto varint = [&](uint64_t& v) {
     v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    for (int shift = 0; shift < 64 && p < stack.back().second; shift += 7) {
       uint8_t b = *p++;
       v |= uint64_t{b & 0x7fu} << shift;
       if (!(b & 0x80)) return true;
     }
     return false;
   };
-  std::vector<std::pair<Kind, const uint8_t*>> stack = {{kModel, end}};
   int deepest = 1;
   while (!stack.empty() && deepest <= stop) {
     if (p >= stack.back().second) {
@@ -83,8 +84,15 @@ int model_nesting_depth(const ir::Buffer& bytes, int stop) {
     if (!varint(key)) break;
     switch (key & 7) {
       case 0: if (!varint(v)) return deepest; break;
-      case 1: p += 8; break;
-      case 5: p += 4; break;
+      // Fixed-width fields: check the bytes are there before stepping over them.
+      case 1:
+        if (stack.back().second - p < 8) return deepest;
+        p += 8;
+        break;
+      case 5:
+        if (stack.back().second - p < 4) return deepest;
+        p += 4;
+        break;
       case 2: {
         if (!varint(v) || v > static_cast<uint64_t>(stack.back().second - p)) return deepest;
         int k = child(stack.back().first, key >> 3);

@@ -27,7 +27,7 @@ case "$name" in
 esac
 cd "$work"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-"$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+"$target" -seed="${KILN_FUZZ_SEED:-1}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
   -print_final_stats=1 "$work/corpus" "$work/seeds" 2>"$work/log" || {
   tail -n 60 "$work/log"
   echo "FAIL $name: finding; reproducer in $work (crash-*/leak-*/timeout-*)"
