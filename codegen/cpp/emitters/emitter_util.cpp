@@ -22,6 +22,24 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
                   at(w.dilations, 0, 1),  at(w.dilations, 1, 1)};
 }
 
+void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
+  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
+  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
+  float beta = node.f("beta");
+  bool has_c = node.has_input(2) && beta != 0.0f;
+  if (has_c) {
+    BroadcastArgs bc = broadcast_args(ctx, {M, N}, {node.input(2)});
+    ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank, bc.out_dims,
+                         ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
+  }
+  ctx.line(fmt::format("kiln::rt::{}({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}pool);",
+                       with_epilogue ? "gemm_f32_epilogue" : "gemm_f32", ta, tb, M, N, K,
+                       float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K,
+                       ctx.in(node, 1), tb ? K : N, float_literal(has_c ? beta : 0.0f, ir::DType::F32),
+                       ctx.out(node, 0), N, with_epilogue ? "ep, " : ""));
+}
+
 std::string require_f32(const ir::Node& node) {
   for (const ir::Value* v : node.inputs())
     if (v && v->dtype() != ir::DType::F32)

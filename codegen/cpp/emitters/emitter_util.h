@@ -22,6 +22,10 @@ struct Window2d {
 Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
                    std::vector<int64_t> kernel);
 
+// Gemm semantics (Y = alpha * op(A) op(B) + beta * C, C broadcast) through gemm_f32, or
+// through gemm_f32_epilogue with an `ep` the caller has declared.
+void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue);
+
 // Empty when every listed input and output 0 is f32, else the reason.
 std::string require_f32(const ir::Node& node);
 

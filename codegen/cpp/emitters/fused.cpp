@@ -73,23 +73,9 @@ void emit_conv(EmitContext& ctx, const ir::Node& node) {
                        needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr"));
 }
 
-void emit_gemm(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
-  bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
-  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
-  float beta = node.f("beta");
-  bool has_c = node.has_input(2) && beta != 0.0f;
-  if (has_c) {
-    std::vector<int64_t> out{M, N};
-    BroadcastArgs bc = broadcast_args(ctx, out, {node.input(2)});
-    ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank, bc.out_dims,
-                         ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
-  }
+void emit_fused_gemm(EmitContext& ctx, const ir::Node& node) {
   emit_epilogue(ctx, node, 3);
-  ctx.line(fmt::format(
-      "kiln::rt::gemm_f32_epilogue({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ep, pool);", ta, tb, M, N,
-      K, float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K, ctx.in(node, 1),
-      tb ? K : N, float_literal(has_c ? beta : 0.0f, ir::DType::F32), ctx.out(node, 0), N));
+  emit_gemm(ctx, node, true);
 }
 
 std::string unsupported_matmul(const ir::Node& node) {
@@ -145,7 +131,7 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
 void register_fused_emitters(EmitterRegistry& r) {
   r.add("kiln.Elementwise", Emitter{.emit = emit_elementwise_chain});
   r.add("kiln.FusedConv", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .scratch_bytes = conv_scratch});
-  r.add("kiln.FusedGemm", Emitter{.emit = emit_gemm, .unsupported = require_f32});
+  r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul});
 }
 

@@ -9,24 +9,6 @@ namespace kiln::codegen::cpp {
 
 namespace {
 
-void emit_gemm(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
-  bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
-  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
-  float beta = node.f("beta");
-  bool has_c = node.has_input(2) && beta != 0.0f;
-  if (has_c) {
-    std::vector<int64_t> out{M, N};
-    BroadcastArgs bc = broadcast_args(ctx, out, {node.input(2)});
-    ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank,
-                         bc.out_dims, ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
-  }
-  ctx.line(fmt::format("kiln::rt::gemm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, pool);",
-                       ta, tb, M, N, K, float_literal(node.f("alpha"), ir::DType::F32),
-                       ctx.in(node, 0), ta ? M : K, ctx.in(node, 1), tb ? K : N,
-                       float_literal(has_c ? beta : 0.0f, ir::DType::F32), ctx.out(node, 0), N));
-}
-
 void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
   // 1-D operands: [K] is a row for A and a column for B.
@@ -60,7 +42,8 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_matmul_emitters(EmitterRegistry& r) {
-  r.add("Gemm", Emitter{.emit = emit_gemm, .unsupported = require_f32});
+  r.add("Gemm", Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_gemm(ctx, node, false); },
+                        .unsupported = require_f32});
   r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32});
 }
 
