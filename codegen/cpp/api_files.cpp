@@ -98,6 +98,18 @@ int {N}_output_rank(size_t i);
 const int64_t* {N}_output_dims(size_t i);
 size_t {N}_arena_size(void);
 
+/* Profiling. With on != 0 every later run records when each node started and how long it
+ * took (a clock read before and after each node's kernel; off, each node costs one pointer
+ * test). Returns 0, or 1 when out of memory. */
+int {N}_set_profiling({N}_context* ctx, int on);
+/* The nodes that run a kernel, in run order: their names and op types. */
+size_t {N}_num_nodes(void);
+const char* {N}_node_name(size_t i);
+const char* {N}_node_op(size_t i);
+/* Node i of the last run made with profiling on: its start in nanoseconds after the run
+ * began, and its duration. Returns 0, or 1 when there is no such run or node. */
+int {N}_node_time(const {N}_context* ctx, size_t i, uint64_t* start_ns, uint64_t* duration_ns);
+
 #ifdef __cplusplus
 }}  /* extern "C" */
 
@@ -245,6 +257,14 @@ const char* error(void* ctx) {{
 
 void destroy(void* ctx) {{ {N}_destroy(static_cast<{N}_context*>(ctx)); }}
 
+int set_profiling(void* ctx, int on) {{ return {N}_set_profiling(static_cast<{N}_context*>(ctx), on); }}
+const char* node_name(int i) {{ return {N}_node_name(static_cast<size_t>(i)); }}
+const char* node_op(int i) {{ return {N}_node_op(static_cast<size_t>(i)); }}
+
+int node_time(void* ctx, int i, uint64_t* start_ns, uint64_t* duration_ns) {{
+  return {N}_node_time(static_cast<{N}_context*>(ctx), static_cast<size_t>(i), start_ns, duration_ns);
+}}
+
 }}  // namespace
 
 int main(int argc, char** argv) {{
@@ -255,6 +275,11 @@ int main(int argc, char** argv) {{
     outputs.push_back({{{N}_output_name(i), static_cast<kiln_dtype>({N}_output_dtype(i)), {N}_output_rank(i), {N}_output_dims(i)}});
   kiln::rt::ModelApi api{{"{N}", static_cast<int>(inputs.size()), inputs.data(), static_cast<int>(outputs.size()),
                          outputs.data(), create, run, error, destroy}};
+  api.set_profiling = set_profiling;
+  api.n_nodes = static_cast<int>({N}_num_nodes());
+  api.node_name = node_name;
+  api.node_op = node_op;
+  api.node_time = node_time;
   return kiln::rt::exe_main(argc, argv, api);
 }}
 )cpp",

@@ -10,10 +10,20 @@
 
 namespace kiln::codegen::cpp {
 
+// Deliberate faults for kiln's own tests (set by the CLI from KILN_TEST_* variables; see
+// docs/bench.md): a compiled model that is genuinely wrong or slow in one named node.
+struct TestHooks {
+  std::string perturb_node;  // add perturb_delta to every element of this node's first output
+  double perturb_delta = 0.5;
+  std::string delay_node;    // busy-wait delay_ms in this node on every run
+  double delay_ms = 0;
+};
+
 struct CppOptions {
   std::string name;          // a C identifier: prefix of every exported symbol
   std::string source_model;  // named in the generated files' header comment
   bool external_weights = false;  // weights in NAME.weights, memory-mapped at run time
+  TestHooks test_hooks;
 };
 
 struct GeneratedModel {

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kiln/rt/bench_worker.h"
 #include "kiln/rt/npy.h"
 #include "kiln/rt/sanitize.h"
+#include "kiln/rt/trace.h"
 
 namespace kiln::rt {
 namespace {
@@ -37,6 +40,8 @@ struct Options {
   bool has_out_dir = false;
   int repeat = 1;
   int threads = 1;
+  std::string profile;  // --profile FILE.json
+  bool bench_worker = false;
   bool help = false;
 };
 
@@ -91,6 +96,11 @@ Options parse_args(int argc, char** argv) {
       o.repeat = parse_positive(name, take_value());
     } else if (name == "--threads") {
       o.threads = parse_positive(name, take_value());
+    } else if (name == "--profile") {
+      o.profile = take_value();
+      if (o.profile.empty()) throw Failure{"option --profile expects a file name"};
+    } else if (name == "--bench-worker") {
+      o.bench_worker = true;
     } else {
       throw Failure{"unknown option '" + a + "' (see --help)"};
     }
@@ -120,6 +130,9 @@ void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
                "  -o, --output-dir DIR    write each output to DIR/<output>.npy (DIR is created)\n"
                "      --repeat N          run N times (outputs from the last run), print latency\n"
                "      --threads N         number of threads (default 1)\n"
+               "      --profile FILE.json write each run's per-node timings as a Chrome trace\n"
+               "                          (open in chrome://tracing or ui.perfetto.dev)\n"
+               "      --bench-worker      answer `kiln bench` requests on stdin (see kiln/rt/bench_worker.h)\n"
                "  -h, --help              show this help\n");
 }
 
@@ -215,6 +228,118 @@ struct Context {
   }
 };
 
+// Writes output i to DIR/files[i] (DIR is created); `data` holds its bytes plus one.
+void write_outputs(const ModelApi& api, const std::vector<std::vector<unsigned char>>& outputs,
+                   const std::string& dir, const std::vector<std::string>& files) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Failure{dir + ": cannot create the output directory: " + ec.message()};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorInfo& t = api.outputs[i];
+    HostTensor h;
+    h.dtype = t.dtype;
+    h.shape.assign(t.dims, t.dims + t.rank);
+    h.data.assign(outputs[i].begin(), outputs[i].end() - 1);  // less the +1 byte
+    std::string e;
+    if (!write_npy((std::filesystem::path(dir) / files[i]).string(), h, e)) throw Failure{e};
+  }
+}
+
+// Runs a created model as the options ask: --repeat, --profile, --bench-worker, -o.
+class Execution {
+ public:
+  Execution(const ModelApi& api, const Options& o, const void* const* inputs,
+            std::vector<std::vector<unsigned char>> outputs, std::vector<void*> out_ptrs)
+      : api_(api), o_(o), inputs_(inputs), outputs_(std::move(outputs)), out_ptrs_(std::move(out_ptrs)) {}
+
+  int run(const std::vector<std::string>& out_files, std::FILE* out, std::FILE* err) {
+    Context c{api_};
+    c.ctx = api_.create(o_.threads);
+    ctx_ = c.ctx;
+    if (c.ctx == nullptr)
+      throw Failure{"cannot create the model context (threads=" + std::to_string(o_.threads) + ")"};
+    if (!o_.profile.empty()) start_profiling();
+    if (o_.bench_worker) return serve();
+    std::vector<double> ms;
+    for (int r = 0; r < o_.repeat; ++r) ms.push_back(run_once());
+    if (o_.repeat > 1) {
+      std::vector<double> s = ms;
+      std::sort(s.begin(), s.end());
+      const size_t n = s.size();
+      const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+      std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms\n", o_.repeat, median, s[0]);
+    }
+    if (!o_.profile.empty()) {
+      std::string e;
+      if (!write_chrome_trace(o_.profile, api_.model_name ? api_.model_name : "model", o_.threads, events_, e))
+        throw Failure{e};
+    }
+    if (o_.has_out_dir)
+      write_outputs(api_, outputs_, o_.out_dir, out_files);
+    else
+      for (size_t i = 0; i < outputs_.size(); ++i) print_summary(out, api_.outputs[i], outputs_[i].data());
+    return 0;
+  }
+
+ private:
+  void start_profiling() {
+    if (!api_.set_profiling || !api_.node_time)
+      throw Failure{"--profile: this model was compiled without profiling support"};
+    if (api_.set_profiling(ctx_, 1) != 0) throw Failure{"--profile: cannot turn profiling on (out of memory)"};
+    profile_origin_ = std::chrono::steady_clock::now();
+  }
+
+  // One run; its latency in milliseconds. With --profile, adds its trace events.
+  double run_once() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = api_.run(ctx_, inputs_, out_ptrs_.data());
+    const auto t1 = std::chrono::steady_clock::now();
+    if (rc != 0) {
+      const char* why = api_.error ? api_.error(ctx_) : nullptr;
+      throw Failure{std::string("run failed: ") + (why && *why ? why : "error code " + std::to_string(rc))};
+    }
+    if (!o_.profile.empty()) add_events(t0, t1);
+    return std::chrono::duration<double, std::milli>(t1 - t0).count();
+  }
+
+  void add_events(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point t1) {
+    const double run_ts = std::chrono::duration<double, std::micro>(t0 - profile_origin_).count();
+    const double run_dur = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    events_.push_back({"run", "run", run_ts, run_dur, runs_});
+    for (int i = 0; i < api_.n_nodes; ++i) {
+      uint64_t start = 0, duration = 0;
+      if (api_.node_time(ctx_, i, &start, &duration) != 0) continue;
+      events_.push_back({api_.node_name(i), api_.node_op(i), run_ts + start / 1000.0, duration / 1000.0, runs_});
+    }
+    ++runs_;
+  }
+
+  int serve() {
+    const double cold = run_once();
+    std::vector<std::string> files;
+    for (int i = 0; i < api_.n_outputs; ++i) files.push_back("output_" + std::to_string(i) + ".npy");
+    BenchHooks hooks{[this] { return run_once(); },
+                     [this, files](const std::string& dir) {
+                       try {
+                         write_outputs(api_, outputs_, dir, files);
+                       } catch (const Failure& f) {
+                         throw std::runtime_error(f.message);
+                       }
+                     }};
+    return serve_bench(cold, hooks, stdin, stdout);
+  }
+
+  const ModelApi& api_;
+  const Options& o_;
+  const void* const* inputs_;
+  std::vector<std::vector<unsigned char>> outputs_;
+  std::vector<void*> out_ptrs_;
+  void* ctx_ = nullptr;
+  std::chrono::steady_clock::time_point profile_origin_;
+  std::vector<TraceEvent> events_;
+  int runs_ = 0;
+};
+
 int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FILE* err) {
   const Options o = parse_args(argc, argv);
   if (o.help) {
@@ -294,49 +419,9 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
     out_ptrs[i] = outputs[i].data();
   }
 
-  Context c{api};
-  c.ctx = api.create(o.threads);
-  if (c.ctx == nullptr)
-    throw Failure{"cannot create the model context (threads=" + std::to_string(o.threads) + ")"};
-  std::vector<double> ms;
   const void* no_inputs[1] = {nullptr};  // a model without inputs still gets a valid array
-  const void* const* in_array = in_ptrs.empty() ? no_inputs : in_ptrs.data();
-  for (int r = 0; r < o.repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const int rc = api.run(c.ctx, in_array, out_ptrs.data());
-    const auto t1 = std::chrono::steady_clock::now();
-    if (rc != 0) {
-      const char* why = api.error ? api.error(c.ctx) : nullptr;
-      throw Failure{std::string("run failed: ") + (why && *why ? why : "error code " + std::to_string(rc))};
-    }
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  if (o.repeat > 1) {
-    std::vector<double> s = ms;
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms\n", o.repeat, median, s[0]);
-  }
-
-  if (o.has_out_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) throw Failure{o.out_dir + ": cannot create the output directory: " + ec.message()};
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const TensorInfo& t = api.outputs[i];
-      HostTensor h;
-      h.dtype = t.dtype;
-      h.shape.assign(t.dims, t.dims + t.rank);
-      outputs[i].pop_back();  // the +1 byte
-      h.data = std::move(outputs[i]);
-      std::string e;
-      if (!write_npy((std::filesystem::path(o.out_dir) / out_files[i]).string(), h, e)) throw Failure{e};
-    }
-  } else {
-    for (size_t i = 0; i < outputs.size(); ++i) print_summary(out, api.outputs[i], outputs[i].data());
-  }
-  return 0;
+  Execution x{api, o, in_ptrs.empty() ? no_inputs : in_ptrs.data(), std::move(outputs), std::move(out_ptrs)};
+  return x.run(out_files, out, err);
 }
 
 }  // namespace

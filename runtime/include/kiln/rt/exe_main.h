@@ -26,6 +26,12 @@ struct ModelApi {
   int (*run)(void* ctx, const void* const* inputs, void* const* outputs);  // 0 = ok
   const char* (*error)(void* ctx);
   void (*destroy)(void* ctx);
+  // Profiling (kiln/rt/profile.h); null in a table that does not offer it.
+  int (*set_profiling)(void* ctx, int on) = nullptr;  // 0 = ok
+  int n_nodes = 0;                                     // nodes with a kernel call, in run order
+  const char* (*node_name)(int i) = nullptr;
+  const char* (*node_op)(int i) = nullptr;
+  int (*node_time)(void* ctx, int i, uint64_t* start_ns, uint64_t* duration_ns) = nullptr;  // 0 = ok
 };
 
 // Prints "NAME: shape [d0,d1] dtype T", then "  values: " with the first (up
@@ -34,11 +40,14 @@ struct ModelApi {
 // exe_main and by `kiln run`, so that both print outputs the same way.
 void print_tensor_summary(std::FILE* out, const TensorInfo& t, const void* data) noexcept;
 
-// PROG [-i NAME=FILE]... [FILE]... [-o DIR] [--repeat N] [--threads N] [-h]
+// PROG [-i NAME=FILE]... [FILE]... [-o DIR] [--repeat N] [--threads N] [--profile FILE.json]
+//      [--bench-worker] [-h]
 // Inputs are .npy files, given by name or positionally in the model's input
 // order. Each is checked against the table (dtype, shape) before running.
 // With -o DIR, writes DIR/<sanitized output name>.npy for each output;
 // otherwise prints each output's name, shape, dtype, first values and argmax.
+// --profile writes every run's per-node timings as a Chrome trace (kiln/rt/trace.h);
+// --bench-worker answers `kiln bench` requests on stdin (kiln/rt/bench_worker.h).
 // Returns the process exit code: 0 on success, 1 on any error (one line
 // "error: ..." on stderr). Never throws.
 int exe_main(int argc, char** argv, const ModelApi& api) noexcept;

@@ -14,6 +14,7 @@
 #include "kiln/rt/norm.h"
 #include "kiln/rt/npy.h"
 #include "kiln/rt/pool.h"
+#include "kiln/rt/profile.h"
 #include "kiln/rt/reduce.h"
 #include "kiln/rt/sanitize.h"
 #include "kiln/rt/scalar_ops.h"
