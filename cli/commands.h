@@ -16,5 +16,6 @@ struct Command {
 Command add_compile_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -17,6 +17,8 @@
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "cli/pipeline_options.h"
+#include "cli/test_hooks.h"
+#include "cli/verify.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
@@ -39,6 +41,7 @@ struct CompileArgs {
   bool verbose = false;
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   frontend::ImportLimits limits;
+  VerifyOptions verify;  // --verify-against (cli/verify.h)
 };
 
 std::set<std::string> parse_emit(const std::string& text) {
@@ -99,10 +102,31 @@ fs::path output_dir(const std::string& arg) {
   return out.filename().empty() ? out.parent_path() : out;
 }
 
+// --verify-against: the compiled executable in `out` against the baseline; --bisect builds a
+// second executable that also outputs every intermediate value.
+void verify(const CompileArgs& args, const LoadOptions& load, const ir::Graph& graph,
+            const codegen::cpp::CppOptions& options, const fs::path& out, const codegen::cpp::BuildOptions& build) {
+  auto build_probe = [&](const fs::path& dir) {
+    PhaseTimer quiet(false);
+    std::unique_ptr<ir::Graph> probe = load_model(args.model, load, quiet);
+    expose_intermediates(*probe);
+    codegen::cpp::GeneratedModel model = codegen::cpp::generate_cpp(*probe, options);
+    codegen::cpp::write_sources(model, dir / "src");
+    codegen::cpp::BuildOptions exe_only = build;
+    exe_only.exe = true;
+    exe_only.lib = exe_only.shared = false;
+    codegen::cpp::build(model, dir / "src", dir, exe_only);
+    return dir / model.name;
+  };
+  verify_compiled(args.model, graph, out / options.name, args.verify, build_probe);
+}
+
 int run_compile(const CompileArgs& args) {
   PhaseTimer timer(args.verbose);
   clean_stale_leftovers(output_dir(args.out_dir));
   std::set<std::string> emit = parse_emit(args.emit);
+  if (!args.verify.engine.empty() && !emit.count("exe")) fail("--verify-against needs the executable (--emit exe)");
+  if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
   LoadOptions load;
@@ -116,6 +140,7 @@ int run_compile(const CompileArgs& args) {
                                                               : args.name);
   options.source_model = fs::path(args.model).filename().string();
   options.external_weights = args.weights == "external";
+  options.test_hooks = test_hooks_from_env();
   codegen::cpp::GeneratedModel model = timer.phase("codegen", [&] {
     try {
       return codegen::cpp::generate_cpp(*graph, options);
@@ -131,12 +156,12 @@ int run_compile(const CompileArgs& args) {
     fail("{}: exists and is not a directory", out.string());
   fs::create_directories(out.parent_path(), ec);
   fs::path tmp = out.parent_path() / fmt::format(".{}.kiln-tmp-{}", out.filename().string(), getpid());
+  codegen::cpp::BuildOptions build;
   fs::remove_all(tmp, ec);
   try {
     fs::create_directories(tmp);
     fs::path src = tmp / "src";
     timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
-    codegen::cpp::BuildOptions build;
     build.exe = emit.count("exe") > 0;
     build.lib = emit.count("lib") > 0;
     build.shared = emit.count("shared") > 0;
@@ -157,6 +182,7 @@ int run_compile(const CompileArgs& args) {
     fmt::print(stderr, "kiln: arena {} bytes (lower bound {}, unplanned {}), weights {} bytes\n",
                model.plan.arena_size, model.plan.lower_bound, model.plan.naive_size,
                model.weights.size());
+  if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
   return 0;
 }
 
@@ -180,6 +206,16 @@ Command add_compile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
+  cmd->add_option("--verify-against", args->verify.engine,
+                  "after compiling, run the executable and ENGINE (onnxruntime) on generated inputs and fail "
+                  "naming the first output that disagrees")
+      ->check(CLI::IsMember({"onnxruntime"}));
+  cmd->add_flag("--bisect", args->verify.bisect,
+                "with --verify-against: name the first node whose output disagrees (compares every intermediate value)");
+  cmd->add_option("--verify-rtol", args->verify.rtol, "relative tolerance of --verify-against")->capture_default_str();
+  cmd->add_option("--verify-atol", args->verify.atol, "absolute tolerance of --verify-against")->capture_default_str();
+  cmd->add_option("--python", args->verify.python,
+                  "the Python that runs the baseline (default: $KILN_PYTHON, else python3)");
   add_limits_options(cmd, args->limits);
   add_pipeline_options(cmd, args->pipeline);
   return {cmd, [args] { return run_compile(*args); }};

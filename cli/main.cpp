@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<kiln::cli::Command> commands = {kiln::cli::add_compile_command(app),
                                               kiln::cli::add_run_command(app),
-                                              kiln::cli::add_inspect_command(app)};
+                                              kiln::cli::add_inspect_command(app),
+                                              kiln::cli::add_bench_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
