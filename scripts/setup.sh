@@ -51,6 +51,7 @@ packages=(
   libcli11-dev libfmt-dev doctest-dev
   python3-venv python3-numpy python3-pip
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/test_sanitized.sh)
+  chromium python3-jsonschema  # tests/bench: the HTML report in headless Chromium; the JSON schema
 )
 if [[ $with_torch == 1 ]]; then
   packages+=(python3-torch python3-torchvision)
