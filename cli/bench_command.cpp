@@ -272,7 +272,10 @@ int run_bench(const BenchArgs& args) {
     bool keep;
     ~Cleanup() {
       std::error_code ec;
-      if (!keep) fs::remove_all(dir, ec);
+      if (keep)
+        fmt::print(stderr, "kiln bench: the compiled model, inputs, outputs and logs are in {}\n", dir.string());
+      else
+        fs::remove_all(dir, ec);
     }
   } cleanup{work, args.keep_work || !args.work_dir.empty()};
 
