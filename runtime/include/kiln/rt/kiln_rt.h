@@ -1,6 +1,7 @@
 // The kiln runtime: everything generated code may call.
 #pragma once
 
+#include "kiln/rt/attention.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/dtype.h"
 #include "kiln/rt/elementwise.h"

@@ -1,0 +1,118 @@
+// Attention (f32) through the runtime's attention_f32; the parameters come from the op's own
+// geometry (ir/ops/attention.h), so the compiled code and the reference agree by construction.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/attention.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+using ir::kAttnK;
+using ir::kAttnMask;
+using ir::kAttnNonpad;
+using ir::kAttnPastKey;
+using ir::kAttnPastValue;
+using ir::kAttnQ;
+using ir::kAttnV;
+
+std::vector<std::vector<int64_t>> input_dims(const ir::Node& node) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < node.num_inputs(); ++i)
+    dims.push_back(node.has_input(i) ? dims_of(node.input(i)) : std::vector<int64_t>{});
+  return dims;
+}
+
+// The present key and value the node must build though they are not outputs: with a past,
+// K and V are read from them.
+size_t scratch_bytes(const ir::Node& node) {
+  if (!ir::attention_needs_present(node)) return 0;
+  const kiln::rt::AttentionParams p = ir::attention_params(node, input_dims(node), true);
+  size_t floats = 0;
+  if (node.num_outputs() < 2) floats += static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.head_dim);
+  if (node.num_outputs() < 3) floats += static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.v_head_dim);
+  return floats * sizeof(float);
+}
+
+std::string layout(const kiln::rt::AttentionLayout& l) {
+  return fmt::format("kiln::rt::AttentionLayout{{{}, {}, {}}}", l.batch, l.head, l.seq);
+}
+
+void emit(EmitContext& ctx, const ir::Node& node) {
+  const bool from_present = ir::attention_needs_present(node);
+  const kiln::rt::AttentionParams p = ir::attention_params(node, input_dims(node), from_present);
+  const bool packed = node.input(kAttnQ)->shape().rank() == 3;
+  ctx.line("kiln::rt::AttentionParams p;");
+  ctx.line(fmt::format("p.batch = {}; p.q_heads = {}; p.kv_heads = {}; p.q_len = {}; p.kv_len = {};", p.batch,
+                       p.q_heads, p.kv_heads, p.q_len, p.kv_len));
+  ctx.line(fmt::format("p.head_dim = {}; p.v_head_dim = {};", p.head_dim, p.v_head_dim));
+  ctx.line(fmt::format("p.q = {}; p.k = {};", layout(p.q), layout(p.k)));
+  ctx.line(fmt::format("p.v = {}; p.y = {};", layout(p.v), layout(p.y)));
+  ctx.line(fmt::format("p.scale = {}; p.softcap = {};", float_literal(p.scale, ir::DType::F32),
+                       float_literal(p.softcap, ir::DType::F32)));
+  if (p.mask.causal)
+    ctx.line(fmt::format("p.mask.causal = true; p.mask.causal_offset = {};", p.mask.causal_offset));
+  if (node.has_input(kAttnMask)) {
+    const bool is_bool = node.input(kAttnMask)->dtype() == ir::DType::Bool;
+    ctx.line(fmt::format("p.mask.{} = {}; p.mask.keys = {};", is_bool ? "allow" : "bias", ctx.in(node, kAttnMask),
+                         p.mask.keys));
+    ctx.line(fmt::format("p.mask.stride[0] = {}; p.mask.stride[1] = {}; p.mask.stride[2] = {}; p.mask.stride[3] = {};",
+                         p.mask.stride[0], p.mask.stride[1], p.mask.stride[2], p.mask.stride[3]));
+  }
+  if (node.has_input(kAttnNonpad)) {
+    ctx.line(fmt::format("p.mask.nonpad_kv_seqlen = {};", ctx.in(node, kAttnNonpad)));
+    ctx.line(fmt::format("for (int64_t b = 0; b < {}; ++b)", p.batch));
+    ctx.line(fmt::format("  if (p.mask.nonpad_kv_seqlen[b] < 0 || p.mask.nonpad_kv_seqlen[b] > {}) {}", p.kv_len,
+                         ctx.fail_stmt(node, fmt::format("nonpad_kv_seqlen is outside [0, {}]", p.kv_len))));
+  }
+  if (node.num_outputs() > 3) {
+    ctx.line(fmt::format("p.scores = {}; p.scores_mode = kiln::rt::AttentionScores({});", ctx.out(node, 3),
+                         static_cast<int>(p.scores_mode)));
+  }
+  // The present key and value: outputs when asked for, else scratch (needed with a past).
+  const int64_t past = p.mask.causal_offset, kv_new = p.kv_len - past;
+  const int64_t k_floats = p.batch * p.kv_heads * p.kv_len * p.head_dim;
+  std::string k_ptr = ctx.in(node, kAttnK), v_ptr = ctx.in(node, kAttnV);
+  auto present = [&](size_t out, size_t past_in, size_t cur_in, int64_t dim, int64_t scratch_floats) {
+    std::string dst;
+    if (node.num_outputs() > out)
+      dst = ctx.out(node, out);
+    else if (from_present)
+      dst = fmt::format("reinterpret_cast<float*>({}) + {}", ctx.scratch(node), scratch_floats);
+    else
+      return std::string();
+    const kiln::rt::AttentionLayout cur = packed ? kiln::rt::attention_layout_bshd(p.kv_heads, kv_new, dim)
+                                                 : kiln::rt::attention_layout_bhsd(p.kv_heads, kv_new, dim);
+    ctx.line(fmt::format("kiln::rt::attention_concat_kv_f32({}, {}, {}, {}, {}, {}, {}, {}, {});", p.batch,
+                         p.kv_heads, past, kv_new, dim, from_present ? ctx.in(node, past_in) : "nullptr",
+                         ctx.in(node, cur_in), layout(cur), dst));
+    return dst;
+  };
+  std::string pk = present(1, kAttnPastKey, kAttnK, p.head_dim, 0);
+  std::string pv = present(2, kAttnPastValue, kAttnV, p.v_head_dim, node.num_outputs() < 2 ? k_floats : 0);
+  if (from_present) {
+    k_ptr = pk;
+    v_ptr = pv;
+  }
+  ctx.line(fmt::format("if (!kiln::rt::attention_f32(p, {}, {}, {}, {}, pool)) {}", ctx.in(node, kAttnQ), k_ptr,
+                       v_ptr, ctx.out(node, 0), ctx.fail_stmt(node, "out of memory")));
+}
+
+std::string unsupported(const ir::Node& node) {
+  for (size_t i : {kAttnQ, kAttnK, kAttnV, kAttnPastKey, kAttnPastValue})
+    if (node.has_input(i) && node.input(i)->dtype() != ir::DType::F32)
+      return fmt::format("{} inputs are not supported (f32 only)", ir::dtype_name(node.input(i)->dtype()));
+  if (node.has_input(kAttnMask) && node.input(kAttnMask)->dtype() != ir::DType::F32 &&
+      node.input(kAttnMask)->dtype() != ir::DType::Bool)
+    return "attn_mask must be f32 or bool";
+  return "";
+}
+
+}  // namespace
+
+void register_attention_emitters(EmitterRegistry& r) {
+  r.add("Attention", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
+}
+
+}  // namespace kiln::codegen::cpp
