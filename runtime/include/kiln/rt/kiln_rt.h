@@ -17,6 +17,7 @@
 #include "kiln/rt/pool.h"
 #include "kiln/rt/profile.h"
 #include "kiln/rt/reduce.h"
+#include "kiln/rt/rotary.h"
 #include "kiln/rt/sanitize.h"
 #include "kiln/rt/scalar_ops.h"
 #include "kiln/rt/scatter.h"
