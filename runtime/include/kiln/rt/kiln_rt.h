@@ -16,6 +16,7 @@
 #include "kiln/rt/npy.h"
 #include "kiln/rt/pool.h"
 #include "kiln/rt/profile.h"
+#include "kiln/rt/recurrent.h"
 #include "kiln/rt/reduce.h"
 #include "kiln/rt/rotary.h"
 #include "kiln/rt/sanitize.h"

@@ -1,0 +1,187 @@
+// RNN, GRU and LSTM, one direction at a time: XW = X W^T + biases for every step in one GEMM,
+// then per step HR = H R^T (one GEMM for the whole batch) and the cell's elementwise update.
+// Each batch entry runs its own sequence length: a reverse direction starts at its last step.
+#include "kiln/rt/recurrent.h"
+
+#include <cmath>
+
+#include "kiln/rt/gemm.h"
+
+namespace kiln::rt {
+namespace {
+
+float activate(const RnnFunc& f, float x) {
+  switch (f.kind) {
+    case RnnActivation::Relu: return x > 0.f ? x : 0.f;
+    case RnnActivation::Tanh: return std::tanh(x);
+    case RnnActivation::Sigmoid: return 1.f / (1.f + std::exp(-x));
+    case RnnActivation::Affine: return f.alpha * x + f.beta;
+    case RnnActivation::LeakyRelu: return x >= 0.f ? x : f.alpha * x;
+    case RnnActivation::ThresholdedRelu: return x > f.alpha ? x : 0.f;
+    case RnnActivation::ScaledTanh: return f.alpha * std::tanh(f.beta * x);
+    case RnnActivation::HardSigmoid: {
+      const float v = f.alpha * x + f.beta;
+      return v < 0.f ? 0.f : v > 1.f ? 1.f : v;
+    }
+    case RnnActivation::Elu: return x >= 0.f ? x : f.alpha * (std::exp(x) - 1.f);
+    case RnnActivation::Softsign: return x / (1.f + std::fabs(x));
+    case RnnActivation::Softplus: return std::log1p(std::exp(x));
+  }
+  return x;
+}
+
+struct Scratch {
+  float* xw;  // [seq * batch, gates * hidden], rows in X's order
+  float* hr;  // [batch, gates * hidden]
+  float* h;   // [batch, hidden]
+  float* c;   // [batch, hidden]
+  float* rh;  // [batch, hidden]: GRU's r * H
+};
+
+// Where (t, b) lives in a [seq, batch, ...] or [batch, seq, ...] tensor, in rows.
+int64_t row_of(const RnnParams& p, int64_t t, int64_t b) { return p.batch_first ? b * p.seq + t : t * p.batch + b; }
+// Offset of a [dirs, batch, hidden] (or [batch, dirs, hidden]) state's row.
+int64_t state_row(const RnnParams& p, int d, int64_t b) {
+  return p.batch_first ? (b * p.directions + d) * p.hidden : (d * p.batch + b) * p.hidden;
+}
+
+float clipped(const RnnParams& p, float v) {
+  if (p.clip > 0.f) return v < -p.clip ? -p.clip : v > p.clip ? p.clip : v;
+  return v;
+}
+
+void run_direction(const RnnParams& p, int d, bool backward, const float* x, const float* w, const float* r,
+                   const float* bias, const int32_t* seq_lens, const float* h0, const float* c0, const float* peep,
+                   float* y, float* y_h, float* y_c, const Scratch& s, ThreadPool* pool) {
+  const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
+  const RnnFunc* fn = p.funcs[d];
+  // Input projection of every step, plus the biases that sit outside any product.
+  gemm_f32(false, true, p.seq * p.batch, G, p.input, 1.f, x, p.input, w, p.input, 0.f, s.xw, G, pool);
+  if (bias) {
+    const float* wb = bias;
+    const float* rb = bias + G;
+    const bool gru_lbr = p.cell == RnnCell::Gru && p.linear_before_reset;
+    for (int64_t row = 0; row < p.seq * p.batch; ++row)
+      for (int64_t g = 0; g < G; ++g)
+        s.xw[row * G + g] += wb[g] + (gru_lbr && g >= 2 * H ? 0.f : rb[g]);
+  }
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t k = 0; k < H; ++k) {
+      s.h[b * H + k] = h0 ? h0[state_row(p, d, b) + k] : 0.f;
+      s.c[b * H + k] = c0 ? c0[state_row(p, d, b) + k] : 0.f;
+    }
+  for (int64_t step = 0; step < p.seq; ++step) {
+    if (p.cell == RnnCell::Gru && !p.linear_before_reset) {
+      // z and r from H R^T; h from (r * H) R_h^T once r is known.
+      gemm_f32(false, true, p.batch, 2 * H, H, 1.f, s.h, H, r, H, 0.f, s.hr, G, pool);
+    } else {
+      gemm_f32(false, true, p.batch, G, H, 1.f, s.h, H, r, H, 0.f, s.hr, G, pool);
+    }
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t len = seq_lens ? seq_lens[b] : p.seq;
+      if (step >= len) continue;
+      const int64_t t = backward ? len - 1 - step : step;
+      const float* xw = s.xw + row_of(p, t, b) * G;
+      const float* hr = s.hr + b * G;
+      float* h = s.h + b * H;
+      float* c = s.c + b * H;
+      if (p.cell == RnnCell::Rnn) {
+        for (int64_t k = 0; k < H; ++k) h[k] = activate(fn[0], clipped(p, xw[k] + hr[k]));
+      } else if (p.cell == RnnCell::Lstm) {
+        const float* pi = peep ? peep : nullptr;
+        for (int64_t k = 0; k < H; ++k) {
+          const float ct_1 = c[k];
+          const float i = activate(fn[0], clipped(p, xw[k] + hr[k] + (pi ? pi[k] * ct_1 : 0.f)));
+          const float f = p.input_forget
+                              ? 1.f - i
+                              : activate(fn[0], clipped(p, xw[2 * H + k] + hr[2 * H + k] +
+                                                                (pi ? pi[2 * H + k] * ct_1 : 0.f)));
+          const float g = activate(fn[1], clipped(p, xw[3 * H + k] + hr[3 * H + k]));
+          const float ct = f * ct_1 + i * g;
+          const float o = activate(fn[0], clipped(p, xw[H + k] + hr[H + k] + (pi ? pi[H + k] * ct : 0.f)));
+          c[k] = ct;
+          h[k] = o * activate(fn[2], ct);
+        }
+      }
+    }
+    if (p.cell == RnnCell::Gru) {
+      // Gates z (0), r (1), h (2). r * H (or r * (H R_h^T + Rb_h)) feeds the h gate.
+      const float* rb_h = bias ? bias + G + 2 * H : nullptr;
+      for (int64_t b = 0; b < p.batch; ++b) {
+        const int64_t len = seq_lens ? seq_lens[b] : p.seq;
+        if (step >= len) continue;
+        const int64_t t = backward ? len - 1 - step : step;
+        const float* xw = s.xw + row_of(p, t, b) * G;
+        float* hr = s.hr + b * G;
+        for (int64_t k = 0; k < H; ++k) {
+          hr[k] = activate(fn[0], clipped(p, xw[k] + hr[k]));              // z
+          hr[H + k] = activate(fn[0], clipped(p, xw[H + k] + hr[H + k]));  // r
+          if (!p.linear_before_reset) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
+        }
+      }
+      if (!p.linear_before_reset)
+        gemm_f32(false, true, p.batch, H, H, 1.f, s.rh, H, r + 2 * H * H, H, 0.f, s.hr + 2 * H, G, pool);
+      for (int64_t b = 0; b < p.batch; ++b) {
+        const int64_t len = seq_lens ? seq_lens[b] : p.seq;
+        if (step >= len) continue;
+        const int64_t t = backward ? len - 1 - step : step;
+        const float* xw = s.xw + row_of(p, t, b) * G;
+        const float* hr = s.hr + b * G;
+        float* h = s.h + b * H;
+        for (int64_t k = 0; k < H; ++k) {
+          const float pre = p.linear_before_reset ? xw[2 * H + k] + hr[H + k] * (hr[2 * H + k] + (rb_h ? rb_h[k] : 0.f))
+                                                  : xw[2 * H + k] + hr[2 * H + k];
+          const float ht = activate(fn[1], clipped(p, pre));
+          h[k] = (1.f - hr[k]) * ht + hr[k] * h[k];
+        }
+      }
+    }
+    if (y) {
+      for (int64_t b = 0; b < p.batch; ++b) {
+        const int64_t len = seq_lens ? seq_lens[b] : p.seq;
+        if (step >= len) continue;
+        const int64_t t = backward ? len - 1 - step : step;
+        float* out = y + (p.batch_first ? ((b * p.seq + t) * p.directions + d) * H
+                                        : ((t * p.directions + d) * p.batch + b) * H);
+        for (int64_t k = 0; k < H; ++k) out[k] = s.h[b * H + k];
+      }
+    }
+  }
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t k = 0; k < H; ++k) {
+      if (y_h) y_h[state_row(p, d, b) + k] = s.h[b * H + k];
+      if (y_c) y_c[state_row(p, d, b) + k] = s.c[b * H + k];
+    }
+}
+
+}  // namespace
+
+size_t rnn_scratch_floats(const RnnParams& p) noexcept {
+  const int64_t G = rnn_gates(p.cell) * p.hidden;
+  return static_cast<size_t>(p.seq * p.batch * G + p.batch * G + 3 * p.batch * p.hidden);
+}
+
+bool rnn_f32(const RnnParams& p, const float* x, const float* w, const float* r, const float* b,
+             const int32_t* seq_lens, const float* h0, const float* c0, const float* peep, float* y, float* y_h,
+             float* y_c, float* scratch, ThreadPool* pool) noexcept {
+  if (seq_lens)
+    for (int64_t i = 0; i < p.batch; ++i)
+      if (seq_lens[i] < 0 || seq_lens[i] > p.seq) return false;
+  const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
+  if (y)
+    for (int64_t i = 0; i < p.seq * p.directions * p.batch * H; ++i) y[i] = 0.f;
+  Scratch s;
+  s.xw = scratch;
+  s.hr = s.xw + p.seq * p.batch * G;
+  s.h = s.hr + p.batch * G;
+  s.c = s.h + p.batch * H;
+  s.rh = s.c + p.batch * H;
+  for (int d = 0; d < p.directions; ++d) {
+    const bool backward = p.directions == 2 ? d == 1 : p.reverse;
+    run_direction(p, d, backward, x, w + d * G * p.input, r + d * G * H, b ? b + d * 2 * G : nullptr, seq_lens,
+                  h0, c0, peep ? peep + d * 3 * H : nullptr, y, y_h, y_c, s, pool);
+  }
+  return true;
+}
+
+}  // namespace kiln::rt
