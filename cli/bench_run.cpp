@@ -119,7 +119,8 @@ void run_engines(const std::vector<EngineLaunch>& launches, std::vector<EngineRe
       mark_failed(w, e);
       continue;
     }
-    w.process->wait();  // closing its stdin ends it
+    w.process->peak_rss_bytes();  // read while it runs, before it exits
+    w.process->wait();              // closing its stdin ends it
     w.result->peak_rss_bytes = w.process->peak_rss_bytes();
     w.result->latency = latency_stats(w.result->samples_ms);
     w.result->throughput_per_s = w.result->latency.mean > 0 ? plan.batch * 1000.0 / w.result->latency.mean : 0;

@@ -102,6 +102,17 @@ std::string ChildProcess::request(const std::string& line, const std::string& wh
   return read_line(what);
 }
 
+long long ChildProcess::peak_rss_bytes() {
+  if (pid_ <= 0) return peak_rss_;
+  std::ifstream status(fmt::format("/proc/{}/status", pid_));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) {
+      hwm_ = std::stoll(line.substr(6)) * 1024;  // "VmHWM:   1234 kB"
+      return hwm_;
+    }
+  return 0;
+}
+
 int ChildProcess::wait() {
   if (pid_ <= 0) return status_;
   if (to_) {
@@ -113,7 +124,7 @@ int ChildProcess::wait() {
   while (wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  peak_rss_ = static_cast<long long>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+  peak_rss_ = hwm_ > 0 ? hwm_ : static_cast<long long>(usage.ru_maxrss) * 1024;  // Linux reports KiB
   status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return status_;
 }

@@ -26,8 +26,11 @@ class ChildProcess {
   std::string read_line(const std::string& what);
   // Closes its stdin and waits for it. Returns its exit status (-1 if killed by a signal).
   int wait();
-  // After wait(): its peak resident memory, in bytes (getrusage of the child).
-  long long peak_rss_bytes() const { return peak_rss_; }
+  // While it runs: its peak resident memory so far, in bytes (VmHWM of /proc/PID/status,
+  // which starts afresh at exec; 0 if unknown). After wait(): the same as last read, else
+  // getrusage's ru_maxrss, which on Linux also counts what the parent had resident when
+  // the child was spawned.
+  long long peak_rss_bytes();
   const std::filesystem::path& log() const { return log_; }
 
  private:
@@ -38,6 +41,7 @@ class ChildProcess {
   std::FILE* from_ = nullptr;
   std::filesystem::path log_;
   long long peak_rss_ = 0;
+  long long hwm_ = 0;  // the last VmHWM read
   int status_ = 0;
 };
 
