@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "kiln/rt/gemm.h"
@@ -19,6 +20,59 @@ namespace {
 constexpr int64_t kRows = 64;
 constexpr int64_t kKeys = 512;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// exp(x) for a row, written so that compilers vectorize it (Cephes' expf: x = n ln 2 + r with
+// |r| <= ln 2 / 2, a degree-7 polynomial for e^r, 2^n from the exponent bits; within 2 ulp).
+// Inputs below -87.3 (masked keys at -inf included) give exactly 0. Returns the row's sum.
+float exp_row(float* row, int64_t n, float shift) {
+  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  constexpr float kLow = -87.3f;
+  for (int64_t t = 0; t < n; ++t) {
+    const float x0 = row[t] - shift;
+    const float x = x0 < kLow ? kLow : x0;
+    const float fx = x * kLog2e + 0.5f;
+    int32_t i = static_cast<int32_t>(fx);
+    i -= static_cast<float>(i) > fx ? 1 : 0;  // floor
+    const float fi = static_cast<float>(i);
+    const float r = x - fi * kLn2Hi - fi * kLn2Lo;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const float e = p * r * r + r + 1.f;
+    const int32_t bits = (i + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    row[t] = x0 < kLow ? 0.f : e * scale;
+  }
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += row[t + j];
+  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; t < n; ++t) sum += row[t];
+  return sum;
+}
+
+// Largest element, NaN ignored (-inf for an empty or all -inf row).
+float max_row(const float* row, int64_t n) {
+  float acc[8] = {kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf};
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8)
+    for (int j = 0; j < 8; ++j) acc[j] = row[t + j] > acc[j] ? row[t + j] : acc[j];
+  float max = kNegInf;
+  for (int j = 0; j < 8; ++j) max = acc[j] > max ? acc[j] : max;
+  for (; t < n; ++t) max = row[t] > max ? row[t] : max;
+  return max;
+}
+
+// Nothing but the scores goes into the softmax: no mask, softcap or copy.
+bool plain(const AttentionParams& p) {
+  const AttentionMask& mk = p.mask;
+  return !mk.bias && !mk.allow && !mk.causal && !mk.nonpad_kv_seqlen && !(p.softcap > 0.f) && !p.scores;
+}
 
 // Working memory of one thread: scores, running output and per-row softmax state.
 struct Work {
@@ -38,6 +92,10 @@ struct Block {
 // the stages the caller asked for into p.scores. Returns the row's maximum.
 float bias_row(const AttentionParams& p, const Block& blk, int64_t i, int64_t j0, int64_t n, float* row,
                unsigned char& seen) {
+  if (plain(p)) {
+    seen = 1;
+    return max_row(row, n);
+  }
   const AttentionMask& mk = p.mask;
   float* copy = p.scores ? p.scores + ((blk.b * p.q_heads + blk.h) * p.q_len + i) * p.kv_len + j0 : nullptr;
   const int64_t valid = mk.nonpad_kv_seqlen ? mk.nonpad_kv_seqlen[blk.b] : p.kv_len;
@@ -92,12 +150,7 @@ void attend_block(const AttentionParams& p, const float* q, const float* k, cons
         for (int64_t t = 0; t < n; ++t) row[t] = 0.f;
       } else {
         alpha = std::exp(old_max - new_max);
-        float sum = 0.f;
-        for (int64_t t = 0; t < n; ++t) {
-          const float e = std::exp(row[t] - new_max);
-          row[t] = e;
-          sum += e;
-        }
+        const float sum = exp_row(row, n, new_max);
         w.row_sum[r] = w.row_sum[r] * alpha + sum;
         w.row_max[r] = new_max;
       }
