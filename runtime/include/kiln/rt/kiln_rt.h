@@ -22,5 +22,6 @@
 #include "kiln/rt/sanitize.h"
 #include "kiln/rt/scalar_ops.h"
 #include "kiln/rt/scatter.h"
+#include "kiln/rt/sequence_state.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/variadic.h"
