@@ -50,9 +50,10 @@ def _serve(run, inputs):
     return 0
 
 
-def main(framework, load, extra_options=None):
-    """Parses the command line and does what it asks. `extra_options(parser, args, inputs)`
-    lets an adapter add options (registered before parsing) and act on them."""
+def main(framework, load, add_options=None, act=None):
+    """Parses the command line and does what it asks. An adapter with options of its own
+    registers them with add_options(parser); act(args, inputs) then runs first and returns
+    True when it did the whole job."""
     parser = argparse.ArgumentParser(description=f"kiln bench adapter for {framework}")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--model")
@@ -60,8 +61,8 @@ def main(framework, load, extra_options=None):
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--outputs")
     parser.add_argument("inputs", nargs="*")
-    if extra_options:
-        extra_options(parser, None, None)
+    if add_options:
+        add_options(parser)
     args = parser.parse_args()
     try:
         version, run = load(args.model if not args.probe else None, args.threads)
@@ -74,7 +75,7 @@ def main(framework, load, extra_options=None):
     import numpy as np
     inputs = [np.load(p) for p in args.inputs]
     try:
-        if extra_options and extra_options(parser, args, inputs):
+        if act and act(args, inputs):
             return
         if args.serve:
             sys.exit(_serve(run, inputs))

@@ -38,10 +38,11 @@ def load(model, threads):
     return ort.__version__, run
 
 
-def dump_all(parser, args, inputs):
-    if args is None:
-        parser.add_argument("--dump-all", metavar="DIR")
-        return False
+def add_options(parser):
+    parser.add_argument("--dump-all", metavar="DIR")
+
+
+def dump_all(args, inputs):
     if not args.dump_all:
         return False
     import numpy as np
@@ -67,4 +68,4 @@ def dump_all(parser, args, inputs):
 
 
 if __name__ == "__main__":
-    kiln_bench_worker.main("onnxruntime", load, dump_all)
+    kiln_bench_worker.main("onnxruntime", load, add_options, dump_all)
