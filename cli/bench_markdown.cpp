@@ -23,9 +23,9 @@ std::string tensor_list(const std::vector<TensorSpec>& specs) {
 
 std::string settings_line(const BenchReport& r) {
   const BenchSettings& s = r.settings;
-  return fmt::format("{} thread{}, batch {}, {}, {} rounds x {} runs (after {} warm-up runs), inputs {}",
+  return fmt::format("{} thread{}, batch {}, {}, {} rounds x {} runs (after {} warm-up run{}), inputs {}",
                      s.threads, s.threads == 1 ? "" : "s", s.batch, s.precision, s.rounds, s.runs_per_round,
-                     s.warmup, s.inputs == "generated" ? fmt::format("generated (seed {})", s.seed) : s.inputs);
+                     s.warmup, s.warmup == 1 ? "" : "s", s.inputs == "generated" ? fmt::format("generated (seed {})", s.seed) : s.inputs);
 }
 
 }  // namespace
