@@ -99,11 +99,13 @@ std::map<std::string, fs::path> dumped_values(const fs::path& dir) {
         continue;
       }
       std::vector<std::string> inputs_state;
-      for (const ir::Value* in : n->inputs())
-        if (in && (agreeing.count(in) || in->is_constant() || !in->producer()))
-          inputs_state.push_back(fmt::format("'{}' agrees", in->name()));
-        else if (in)
-          inputs_state.push_back(fmt::format("'{}' not compared", in->name()));
+      for (const ir::Value* in : n->inputs()) {
+        if (!in) continue;
+        const char* state = in->is_constant() ? "is a constant" : !in->producer() ? "is a model input"
+                            : agreeing.count(in)                 ? "agrees"
+                                                                 : "was not compared";
+        inputs_state.push_back(fmt::format("'{}' {}", in->name(), state));
+      }
       fail("--verify-against {} --bisect: the first node whose output disagrees is '{}' ({}): its output '{}' has {} "
            "(inputs: {}; {} values compared)\n  the model's outputs: {}",
            o.engine, n->name(), n->op(), v->name(), describe(d, o), fmt::join(inputs_state, ", "), compared, output_failure);
