@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/emitters/f32_staging.h"
 #include "ir/ops/attention.h"
 
 namespace kiln::codegen::cpp {
@@ -26,14 +27,17 @@ std::vector<std::vector<int64_t>> input_dims(const ir::Node& node) {
 
 // The present key and value the node must build though they are not outputs: with a past,
 // K and V are read from them.
-size_t scratch_bytes(const ir::Node& node) {
+size_t present_bytes(const ir::Node& node) {
   if (!ir::attention_needs_present(node)) return 0;
   const kiln::rt::AttentionParams p = ir::attention_params(node, input_dims(node), true);
   size_t floats = 0;
   if (node.num_outputs() < 2) floats += static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.head_dim);
   if (node.num_outputs() < 3) floats += static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.v_head_dim);
-  return floats * sizeof(float);
+  return (floats * sizeof(float) + 63) / 64 * 64;
 }
+
+// The present key/value when they are not outputs, then the f32 copies of 16-bit data.
+size_t scratch_bytes(const ir::Node& node) { return present_bytes(node) + f32_staging_bytes(node); }
 
 std::string layout(const kiln::rt::AttentionLayout& l) {
   return fmt::format("kiln::rt::AttentionLayout{{{}, {}, {}}}", l.batch, l.head, l.seq);
@@ -43,6 +47,7 @@ void emit(EmitContext& ctx, const ir::Node& node) {
   const bool from_present = ir::attention_needs_present(node);
   const kiln::rt::AttentionParams p = ir::attention_params(node, input_dims(node), from_present);
   const bool packed = node.input(kAttnQ)->shape().rank() == 3;
+  const F32Staging st(ctx, node, present_bytes(node));
   ctx.line("kiln::rt::AttentionParams p;");
   ctx.line(fmt::format("p.batch = {}; p.q_heads = {}; p.kv_heads = {}; p.q_len = {}; p.kv_len = {};", p.batch,
                        p.q_heads, p.kv_heads, p.q_len, p.kv_len));
@@ -55,7 +60,8 @@ void emit(EmitContext& ctx, const ir::Node& node) {
     ctx.line(fmt::format("p.mask.causal = true; p.mask.causal_offset = {};", p.mask.causal_offset));
   if (node.has_input(kAttnMask)) {
     const bool is_bool = node.input(kAttnMask)->dtype() == ir::DType::Bool;
-    ctx.line(fmt::format("p.mask.{} = {}; p.mask.keys = {};", is_bool ? "allow" : "bias", ctx.in(node, kAttnMask),
+    ctx.line(fmt::format("p.mask.{} = {}; p.mask.keys = {};", is_bool ? "allow" : "bias",
+                         is_bool ? ctx.in(node, kAttnMask) : st.in(kAttnMask),
                          p.mask.keys));
     ctx.line(fmt::format("p.mask.stride[0] = {}; p.mask.stride[1] = {}; p.mask.stride[2] = {}; p.mask.stride[3] = {};",
                          p.mask.stride[0], p.mask.stride[1], p.mask.stride[2], p.mask.stride[3]));
@@ -67,17 +73,17 @@ void emit(EmitContext& ctx, const ir::Node& node) {
                          ctx.fail_stmt(node, fmt::format("nonpad_kv_seqlen is outside [0, {}]", p.kv_len))));
   }
   if (node.num_outputs() > 3) {
-    ctx.line(fmt::format("p.scores = {}; p.scores_mode = kiln::rt::AttentionScores({});", ctx.out(node, 3),
+    ctx.line(fmt::format("p.scores = {}; p.scores_mode = kiln::rt::AttentionScores({});", st.out(3),
                          static_cast<int>(p.scores_mode)));
   }
   // The present key and value: outputs when asked for, else scratch (needed with a past).
   const int64_t past = p.mask.causal_offset, kv_new = p.kv_len - past;
   const int64_t k_floats = p.batch * p.kv_heads * p.kv_len * p.head_dim;
-  std::string k_ptr = ctx.in(node, kAttnK), v_ptr = ctx.in(node, kAttnV);
+  std::string k_ptr = st.in(kAttnK), v_ptr = st.in(kAttnV);
   auto present = [&](size_t out, size_t past_in, size_t cur_in, int64_t dim, int64_t scratch_floats) {
     std::string dst;
     if (node.num_outputs() > out)
-      dst = ctx.out(node, out);
+      dst = st.out(out);
     else if (from_present)
       dst = fmt::format("reinterpret_cast<float*>({}) + {}", ctx.scratch(node), scratch_floats);
     else
@@ -85,8 +91,8 @@ void emit(EmitContext& ctx, const ir::Node& node) {
     const kiln::rt::AttentionLayout cur = packed ? kiln::rt::attention_layout_bshd(p.kv_heads, kv_new, dim)
                                                  : kiln::rt::attention_layout_bhsd(p.kv_heads, kv_new, dim);
     ctx.line(fmt::format("kiln::rt::attention_concat_kv_f32({}, {}, {}, {}, {}, {}, {}, {}, {});", p.batch,
-                         p.kv_heads, past, kv_new, dim, from_present ? ctx.in(node, past_in) : "nullptr",
-                         ctx.in(node, cur_in), layout(cur), dst));
+                         p.kv_heads, past, kv_new, dim, from_present ? st.in(past_in) : "nullptr",
+                         st.in(cur_in), layout(cur), dst));
     return dst;
   };
   std::string pk = present(1, kAttnPastKey, kAttnK, p.head_dim, 0);
@@ -95,17 +101,16 @@ void emit(EmitContext& ctx, const ir::Node& node) {
     k_ptr = pk;
     v_ptr = pv;
   }
-  ctx.line(fmt::format("if (!kiln::rt::attention_f32(p, {}, {}, {}, {}, pool)) {}", ctx.in(node, kAttnQ), k_ptr,
-                       v_ptr, ctx.out(node, 0), ctx.fail_stmt(node, "out of memory")));
+  ctx.line(fmt::format("if (!kiln::rt::attention_f32(p, {}, {}, {}, {}, pool)) {}", st.in(kAttnQ), k_ptr, v_ptr,
+                       st.out(0), ctx.fail_stmt(node, "out of memory")));
+  st.finish();
 }
 
+// f32 runs as is; f16 and bf16 through f32 copies.
 std::string unsupported(const ir::Node& node) {
-  for (size_t i : {kAttnQ, kAttnK, kAttnV, kAttnPastKey, kAttnPastValue})
-    if (node.has_input(i) && node.input(i)->dtype() != ir::DType::F32)
-      return fmt::format("{} inputs are not supported (f32 only)", ir::dtype_name(node.input(i)->dtype()));
-  if (node.has_input(kAttnMask) && node.input(kAttnMask)->dtype() != ir::DType::F32 &&
-      node.input(kAttnMask)->dtype() != ir::DType::Bool)
-    return "attn_mask must be f32 or bool";
+  const ir::DType t = node.input(kAttnQ)->dtype();
+  if (t != ir::DType::F32 && t != ir::DType::F16 && t != ir::DType::BF16)
+    return fmt::format("{} inputs are not supported (f32, f16 and bf16 are)", ir::dtype_name(t));
   return "";
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/emitters/f32_staging.h"
 #include "ir/ops/sequence_state.h"
 
 namespace kiln::codegen::cpp {
@@ -16,19 +17,25 @@ std::vector<std::vector<int64_t>> input_dims(const ir::Node& node) {
   return dims;
 }
 
-std::string in_or_null(EmitContext& ctx, const ir::Node& node, size_t i) {
-  return i < node.num_inputs() && node.has_input(i) ? ctx.in(node, i) : "nullptr";
+std::string in_or_null(const F32Staging& st, const ir::Node& node, size_t i) {
+  return i < node.num_inputs() && node.has_input(i) ? st.in(i) : "nullptr";
 }
 
+size_t round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 // The present state when it is not an output: scratch.
-size_t linear_attention_scratch(const ir::Node& node) {
+size_t linear_attention_state_bytes(const ir::Node& node) {
   if (node.num_outputs() > 1) return 0;
   const kiln::rt::LinearAttentionParams p = ir::linear_attention_params(node, input_dims(node));
-  return static_cast<size_t>(p.batch * p.kv_heads * p.key_dim * p.value_dim) * sizeof(float);
+  return round64(static_cast<size_t>(p.batch * p.kv_heads * p.key_dim * p.value_dim) * sizeof(float));
+}
+size_t linear_attention_scratch(const ir::Node& node) {
+  return linear_attention_state_bytes(node) + f32_staging_bytes(node);
 }
 
 void emit_linear_attention(EmitContext& ctx, const ir::Node& node) {
   const kiln::rt::LinearAttentionParams p = ir::linear_attention_params(node, input_dims(node));
+  const F32Staging st(ctx, node, linear_attention_state_bytes(node));
   ctx.line("kiln::rt::LinearAttentionParams p;");
   ctx.line(fmt::format("p.batch = {}; p.seq = {}; p.q_heads = {}; p.kv_heads = {}; p.key_dim = {}; p.value_dim = {};",
                        p.batch, p.seq, p.q_heads, p.kv_heads, p.key_dim, p.value_dim));
@@ -36,31 +43,37 @@ void emit_linear_attention(EmitContext& ctx, const ir::Node& node) {
                        static_cast<int>(p.rule), float_literal(p.scale, ir::DType::F32), p.decay_width,
                        p.beta_width));
   const std::string state =
-      node.num_outputs() > 1 ? ctx.out(node, 1) : "reinterpret_cast<float*>(" + ctx.scratch(node) + ")";
-  ctx.line(fmt::format("kiln::rt::linear_attention_f32(p, {}, {}, {}, {}, {}, {}, {}, {});", ctx.in(node, 0),
-                       ctx.in(node, 1), ctx.in(node, 2), in_or_null(ctx, node, 3), in_or_null(ctx, node, 4),
-                       in_or_null(ctx, node, 5), ctx.out(node, 0), state));
+      node.num_outputs() > 1 ? st.out(1) : "reinterpret_cast<float*>(" + ctx.scratch(node) + ")";
+  ctx.line(fmt::format("kiln::rt::linear_attention_f32(p, {}, {}, {}, {}, {}, {}, {}, {});", st.in(0), st.in(1),
+                       st.in(2), in_or_null(st, node, 3), in_or_null(st, node, 4), in_or_null(st, node, 5),
+                       st.out(0), state));
+  st.finish();
 }
 
-size_t causal_conv_scratch(const ir::Node& node) {
+size_t causal_conv_state_bytes(const ir::Node& node) {
   if (node.num_outputs() > 1) return 0;
   const ir::CausalConvGeometry g = ir::causal_conv_geometry(node, input_dims(node));
-  return static_cast<size_t>(g.batch * g.channels * (g.kernel - 1)) * sizeof(float);
+  return round64(static_cast<size_t>(g.batch * g.channels * (g.kernel - 1)) * sizeof(float));
 }
+size_t causal_conv_scratch(const ir::Node& node) { return causal_conv_state_bytes(node) + f32_staging_bytes(node); }
 
 void emit_causal_conv(EmitContext& ctx, const ir::Node& node) {
   const ir::CausalConvGeometry g = ir::causal_conv_geometry(node, input_dims(node));
+  const F32Staging st(ctx, node, causal_conv_state_bytes(node));
   const std::string state =
-      node.num_outputs() > 1 ? ctx.out(node, 1) : "reinterpret_cast<float*>(" + ctx.scratch(node) + ")";
+      node.num_outputs() > 1 ? st.out(1) : "reinterpret_cast<float*>(" + ctx.scratch(node) + ")";
   ctx.line(fmt::format("kiln::rt::causal_conv_with_state_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", g.batch,
-                       g.channels, g.length, g.kernel, ctx.in(node, 0), ctx.in(node, 1), in_or_null(ctx, node, 2),
-                       in_or_null(ctx, node, 3), g.silu ? "true" : "false", ctx.out(node, 0), state));
+                       g.channels, g.length, g.kernel, st.in(0), st.in(1), in_or_null(st, node, 2),
+                       in_or_null(st, node, 3), g.silu ? "true" : "false", st.out(0), state));
+  st.finish();
 }
 
+// f32 runs as is; f16 and bf16 through f32 copies.
 std::string unsupported(const ir::Node& node) {
-  if (std::string r = require_f32(node); !r.empty()) return r;
-  if (node.num_outputs() > 1 && node.output(1)->dtype() != ir::DType::F32)
-    return "present_state must be f32";
+  for (const ir::Value* v : node.inputs())
+    if (v && v->dtype() != ir::DType::F32 && !is_16bit_float(v))
+      return fmt::format("input '{}' is {}; compiled {} supports f32, f16 and bf16", v->name(),
+                         ir::dtype_name(v->dtype()), node.op());
   return "";
 }
 
