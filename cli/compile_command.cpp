@@ -36,7 +36,7 @@ struct CompileArgs {
   std::string name;
   std::string weights = "embedded";
   std::vector<std::string> dims;
-  std::string cpu = "native";
+  std::string cpu = "generic";
   int jobs = 2;
   bool verbose = false;
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
@@ -165,7 +165,7 @@ int run_compile(const CompileArgs& args) {
     build.exe = emit.count("exe") > 0;
     build.lib = emit.count("lib") > 0;
     build.shared = emit.count("shared") > 0;
-    build.native = args.cpu == "native";
+    build.march = args.cpu == "generic" ? "" : args.cpu;
     build.jobs = std::max(1, args.jobs);
     build.log = args.verbose ? &std::cerr : nullptr;
     timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
@@ -201,8 +201,10 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
       ->capture_default_str();
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
-  cmd->add_option("--cpu", args->cpu, "native (this machine's instruction set) or generic")
-      ->check(CLI::IsMember({"native", "generic"}))
+  cmd->add_option("--cpu", args->cpu,
+                  "instruction set of the binary: generic (portable; hot kernels choose AVX2+FMA at "
+                  "run time), native (this machine's), x86-64-v2, x86-64-v3")
+      ->check(CLI::IsMember({"generic", "native", "x86-64-v2", "x86-64-v3"}))
       ->capture_default_str();
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");

@@ -15,7 +15,10 @@ struct BuildOptions {
   bool lib = true;
   bool shared = false;
   std::string cxx;             // empty: $CXX, else "c++"
-  bool native = true;          // -march=native for the model and the runtime
+  // -march for the model and the runtime: "" (the compiler's baseline: a portable binary; the
+  // runtime's hot kernels still pick AVX2+FMA at run time where the CPU has them), "native",
+  // "x86-64-v2", "x86-64-v3".
+  std::string march;
   int jobs = 2;                // compiler processes at once
   std::ostream* log = nullptr; // commands, with -v
 };

@@ -57,24 +57,38 @@ void im2col_rows(const Conv2dParams& p, const float* x, float* col, int64_t r0, 
   }
 }
 
-// One output plane of a depthwise convolution (channel c of image n).
+// One output plane of a depthwise convolution (channel c of image n). Row by row: each output
+// row stays in L1 while every tap adds into it (vectorized along the row), instead of one pass
+// over the whole plane per tap.
 void depthwise_plane(const Conv2dParams& p, const float* x, const float* w, float b, float* y) {
-  for (int64_t i = 0; i < p.OH * p.OW; ++i) y[i] = b;
-  for (int64_t kw = 0; kw < p.KW; ++kw) {
-    int64_t w_lo, w_hi;
-    const int64_t off_w = kw * p.dil_w - p.pad_left;
-    valid_range(p.OW, p.W, p.stride_w, off_w, w_lo, w_hi);
-    if (w_lo >= w_hi) continue;
-    for (int64_t oh = 0; oh < p.OH; ++oh) {
-      float* yr = y + oh * p.OW;
-      for (int64_t kh = 0; kh < p.KH; ++kh) {
-        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-        if (ih < 0 || ih >= p.H) continue;
+  constexpr int64_t kMaxTaps = 64;  // KW up to this keeps the column ranges on the stack
+  int64_t lo_buf[kMaxTaps], hi_buf[kMaxTaps];
+  const bool stack = p.KW <= kMaxTaps;
+  for (int64_t kw = 0; stack && kw < p.KW; ++kw)
+    valid_range(p.OW, p.W, p.stride_w, kw * p.dil_w - p.pad_left, lo_buf[kw], hi_buf[kw]);
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    float* yr = y + oh * p.OW;
+    for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow] = b;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      if (ih < 0 || ih >= p.H) continue;
+      const float* xr = x + ih * p.W;
+      for (int64_t kw = 0; kw < p.KW; ++kw) {
+        const int64_t off_w = kw * p.dil_w - p.pad_left;
+        int64_t w_lo, w_hi;
+        if (stack) {
+          w_lo = lo_buf[kw];
+          w_hi = hi_buf[kw];
+        } else {
+          valid_range(p.OW, p.W, p.stride_w, off_w, w_lo, w_hi);
+        }
+        if (w_lo >= w_hi) continue;
         const float wv = w[kh * p.KW + kw];
-        const float* xr = x + ih * p.W;
         if (p.stride_w == 1) {
           const float* xs = xr + (w_lo + off_w);  // in bounds: w_lo + off_w >= 0
-          for (int64_t ow = w_lo; ow < w_hi; ++ow) yr[ow] += wv * xs[ow - w_lo];
+          float* ys = yr + w_lo;
+          const int64_t n = w_hi - w_lo;
+          for (int64_t i = 0; i < n; ++i) ys[i] += wv * xs[i];
         } else {
           for (int64_t ow = w_lo; ow < w_hi; ++ow) yr[ow] += wv * xr[ow * p.stride_w + off_w];
         }
@@ -136,22 +150,11 @@ void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, 
         parallel_for(pool, kg, [a = &ga](int64_t r0, int64_t r1) { im2col_rows(*a->p, a->x, a->col, r0, r1); });
         b = scratch;
       }
-      gemm_f32(false, false, mg, ohw, kg, 1.f, w + g * mg * kg, kg, b, ohw, 0.f, y + (n * p.M + g * mg) * ohw, ohw,
-               pool);
+      // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
+      const int64_t y0 = (n * p.M + g * mg) * ohw;
+      gemm_f32_fused(false, false, mg, ohw, kg, 1.f, w + g * mg * kg, kg, b, ohw, 0.f, y + y0, ohw,
+                     bias ? bias + g * mg : nullptr, epilogue, y0, pool);
     }
-  }
-  if (bias != nullptr || epilogue.fn) {
-    parallel_for(pool, p.N * p.M, [a = &args](int64_t i0, int64_t i1) {
-      const int64_t plane = a->p->OH * a->p->OW;
-      for (int64_t i = i0; i < i1; ++i) {
-        float* yp = a->y + i * plane;
-        if (a->bias) {
-          const float bv = a->bias[i % a->p->M];
-          for (int64_t j = 0; j < plane; ++j) yp[j] += bv;
-        }
-        if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, yp, i * plane, plane);
-      }
-    });
   }
 }
 

@@ -18,9 +18,18 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
               int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
               ThreadPool* pool) noexcept;
 
-// gemm_f32, then `epilogue` on each row of C (M calls of N elements, offset i * ldc).
+// gemm_f32, then `epilogue` on C: called on row segments of C (offset i * ldc + j), each
+// right after its register tile is final, while it is still in cache.
 void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                        int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                        const Epilogue& epilogue, ThreadPool* pool) noexcept;
+
+// gemm_f32_epilogue with a bias per row of C (M floats, or nullptr) added before the epilogue,
+// and epilogue offsets counted from offset_base (offset_base + i * ldc + j): for a GEMM that
+// computes one slice of a larger output (a convolution's image and group).
+void gemm_f32_fused(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                    const float* row_bias, const Epilogue& epilogue, int64_t offset_base,
+                    ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt
