@@ -98,7 +98,7 @@ void GraphBuilder::add_inputs() {
 void GraphBuilder::add_node(onnx::NodeProto& node, size_t index) {
   node_name_ = node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();
   node_op_ = node.op_type();
-  PendingNode p{node.op_type(), {}, {}, {}, node_name_};
+  PendingNode p{registry_op_name(node), {}, {}, {}, node_name_};
   for (const std::string& in : node.input()) {
     if (in.empty()) {
       p.inputs.push_back(nullptr);

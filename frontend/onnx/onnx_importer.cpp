@@ -12,6 +12,7 @@
 #include "frontend/onnx/onnx_internal.h"
 #include "frontend/onnx/onnx_op_rules.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 
 namespace kiln::frontend {
 namespace {
@@ -90,7 +91,8 @@ struct Scan {
                      const std::set<std::string>& used) const {
     std::string domain = normalize_domain(n.domain());
     if (is_local_function(n)) return "calls a model-local function, which is not supported";
-    if (!domain.empty()) return fmt::format("domain {} is not supported", domain);
+    if (!domain.empty() && !ir::registry().find(registry_op_name(n)))
+      return fmt::format("domain {} is not supported", domain);
     if (opset == 0) return "the model imports no opset for the default domain";
     return unsupported_reason(NodeView{n, opset, hints, used});
   }

@@ -89,4 +89,11 @@ class TypeHints {
 // "" for the default domain, whichever way the model spells it.
 inline std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
+// The op's name in kiln's registry: the op type, prefixed with "domain:" outside the default
+// domain (ai.onnx.preview:FlexAttention).
+inline std::string registry_op_name(const onnx::NodeProto& n) {
+  const std::string domain = normalize_domain(n.domain());
+  return domain.empty() ? n.op_type() : domain + ":" + n.op_type();
+}
+
 }  // namespace kiln::frontend::onnx_import

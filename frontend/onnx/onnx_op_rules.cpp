@@ -352,7 +352,7 @@ bool is_noop_attr(std::string_view op_type, std::string_view attr) {
 }
 
 std::string unsupported_reason(const NodeView& n) {
-  const std::string& op = n.proto.op_type();
+  const std::string op = registry_op_name(n.proto);
   const OpRule* rule = find_op_rule(op);
   const bool converts = rule && n.opset < rule->canonical_since;
   if (!ir::registry().find(op) && !(converts && rule->convert && !rule->emits.empty()))

@@ -165,6 +165,32 @@ kiln::rt::AttentionParams attention_params(const Node& node, const std::vector<s
   return p;
 }
 
+kiln::rt::AttentionParams flex_attention_params(const Node& node, const std::vector<int64_t>& q,
+                                                const std::vector<int64_t>& k, const std::vector<int64_t>& v) {
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    fail("{}: Q, K and V must be 4-D, got {}, {} and {}", node.describe(), dims_str(q), dims_str(k), dims_str(v));
+  if (k[0] != q[0] || v[0] != q[0] || v[1] != k[1] || v[2] != k[2] || k[3] != q[3])
+    fail("{}: K {} and V {} do not match Q {} (batch, heads, length, head size)", node.describe(), dims_str(k),
+         dims_str(v), dims_str(q));
+  if (k[1] <= 0 || q[1] % k[1] != 0)
+    fail("{}: {} query heads are not a multiple of {} key/value heads", node.describe(), q[1], k[1]);
+  kiln::rt::AttentionParams p;
+  p.batch = q[0];
+  p.q_heads = q[1];
+  p.kv_heads = k[1];
+  p.q_len = q[2];
+  p.kv_len = k[2];
+  p.head_dim = q[3];
+  p.v_head_dim = v[3];
+  p.q = kiln::rt::attention_layout_bhsd(p.q_heads, p.q_len, p.head_dim);
+  p.k = kiln::rt::attention_layout_bhsd(p.kv_heads, p.kv_len, p.head_dim);
+  p.v = kiln::rt::attention_layout_bhsd(p.kv_heads, p.kv_len, p.v_head_dim);
+  p.y = kiln::rt::attention_layout_bhsd(p.q_heads, p.q_len, p.v_head_dim);
+  p.scale = node.has_attr("scale") ? node.f("scale")
+                                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
+  return p;
+}
+
 namespace {
 
 std::vector<const Shape*> input_shapes(const Node& node) {
@@ -281,6 +307,27 @@ void eval_attention(const Node& node, std::span<const Tensor* const> in, std::ve
   if (out.size() > kOutScores) out[kOutScores] = from_f32(t, {p.batch, p.q_heads, p.q_len, p.kv_len}, scores);
 }
 
+void infer_flex_attention(Node& node) {
+  require_float(node, kAttnQ);
+  require_same_dtype(node, kAttnQ, kAttnK);
+  require_same_dtype(node, kAttnQ, kAttnV);
+  const Shape &q = node.input(kAttnQ)->shape(), &v = node.input(kAttnV)->shape();
+  if (q.rank() != 4 || v.rank() != 4)
+    fail("{}: Q {} and V {} must be 4-D", node.describe(), q.str(), v.str());
+  if (q.is_static() && node.input(kAttnK)->shape().is_static() && v.is_static())
+    flex_attention_params(node, q.values(), node.input(kAttnK)->shape().values(), v.values());
+  node.output(0)->set_type(node.input(kAttnQ)->dtype(), Shape(std::vector<Dim>{q[0], q[1], q[2], v[3]}));
+}
+
+void eval_flex_attention(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const kiln::rt::AttentionParams p = flex_attention_params(node, in[0]->dims(), in[1]->dims(), in[2]->dims());
+  const std::vector<float> q = to_f32(*in[0]), k = to_f32(*in[1]), v = to_f32(*in[2]);
+  std::vector<float> y(static_cast<size_t>(p.batch * p.q_heads * p.q_len * p.v_head_dim));
+  if (!kiln::rt::attention_f32(p, q.data(), k.data(), v.data(), y.data(), nullptr))
+    fail("{}: out of memory", node.describe());
+  out[0] = from_f32(in[0]->dtype(), {p.batch, p.q_heads, p.q_len, p.v_head_dim}, y);
+}
+
 Cost attention_cost(const Node& node) {
   Cost c;
   c.bytes = io_bytes(node);
@@ -318,6 +365,18 @@ void register_attention_ops(Registry& r) {
       .infer = infer_attention,
       .eval = eval_attention,
       .cost = attention_cost,
+  });
+  r.add(OpDef{
+      .name = "ai.onnx.preview:FlexAttention",
+      .summary = "softmax(scale * Q K^T) V per head with grouped KV heads; score_mod and prob_mod graphs "
+                 "are not supported",
+      .inputs = {{"Q"}, {"K"}, {"V"}},
+      .outputs = {"Y"},
+      .attrs = {{"scale", AttrType::Float, std::nullopt, true},
+                // The softmax runs in f32 for every input type.
+                {"softmax_precision", AttrType::Int, std::nullopt, true}},
+      .infer = infer_flex_attention,
+      .eval = eval_flex_attention,
   });
 }
 

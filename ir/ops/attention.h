@@ -31,6 +31,11 @@ AttentionGeometry attention_geometry(const Node& node, const std::vector<const S
 kiln::rt::AttentionParams attention_params(const Node& node, const std::vector<std::vector<int64_t>>& dims,
                                            bool kv_from_present);
 
+// ai.onnx.preview:FlexAttention without score_mod or prob_mod: 4-D Q [B, Hq, L, E], K [B, Hkv, S,
+// E], V [B, Hkv, S, Ev], Hq a multiple of Hkv, optional scale. Checks static dims.
+kiln::rt::AttentionParams flex_attention_params(const Node& node, const std::vector<int64_t>& q,
+                                                const std::vector<int64_t>& k, const std::vector<int64_t>& v);
+
 // Whether K and V must be read from the present key/value (a past is given).
 inline bool attention_needs_present(const Node& node) { return node.has_input(kAttnPastKey); }
 

@@ -39,6 +39,17 @@ TEST_CASE("Attention: grouped heads share key/value heads") {
   check_close(t.run1(n), {3, 4, 3, 4});
 }
 
+TEST_CASE("ai.onnx.preview:FlexAttention: plain attention, scale attribute") {
+  OpTest t;
+  // Scale 1: scores 0 and ln 3 -> weights 1/4, 3/4 -> y = 1 + 6 = 7; two query heads share one
+  // kv head (the second query is 0: equal weights, y = 6).
+  Node* n = t.node("ai.onnx.preview:FlexAttention",
+                   {t.input("q", f32({1, 2, 1, 1}, {1, 0})), t.input("k", f32({1, 1, 2, 1}, {0, std::log(3.f)})),
+                    t.input("v", f32({1, 1, 2, 1}, {4, 8}))},
+                   {{"scale", 1.0f}});
+  check_close(t.run1(n), {7, 6});
+}
+
 TEST_CASE("Attention shape rule: packed GQA, the qk output and errors") {
   OpTest t;
   Value* q = t.input("q", DType::F32, sym({Dim::symbol("B"), 4, 72}));

@@ -114,10 +114,28 @@ std::string unsupported(const ir::Node& node) {
   return "";
 }
 
+void emit_flex(EmitContext& ctx, const ir::Node& node) {
+  const kiln::rt::AttentionParams p =
+      ir::flex_attention_params(node, dims_of(node.input(0)), dims_of(node.input(1)), dims_of(node.input(2)));
+  const F32Staging st(ctx, node, 0);
+  ctx.line("kiln::rt::AttentionParams p;");
+  ctx.line(fmt::format("p.batch = {}; p.q_heads = {}; p.kv_heads = {}; p.q_len = {}; p.kv_len = {};", p.batch,
+                       p.q_heads, p.kv_heads, p.q_len, p.kv_len));
+  ctx.line(fmt::format("p.head_dim = {}; p.v_head_dim = {}; p.scale = {};", p.head_dim, p.v_head_dim,
+                       float_literal(p.scale, ir::DType::F32)));
+  ctx.line(fmt::format("p.q = {}; p.k = {};", layout(p.q), layout(p.k)));
+  ctx.line(fmt::format("p.v = {}; p.y = {};", layout(p.v), layout(p.y)));
+  ctx.line(fmt::format("if (!kiln::rt::attention_f32(p, {}, {}, {}, {}, pool)) {}", st.in(0), st.in(1), st.in(2),
+                       st.out(0), ctx.fail_stmt(node, "out of memory")));
+  st.finish();
+}
+
 }  // namespace
 
 void register_attention_emitters(EmitterRegistry& r) {
   r.add("Attention", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
+  r.add("ai.onnx.preview:FlexAttention",
+        Emitter{.emit = emit_flex, .unsupported = unsupported, .scratch_bytes = f32_staging_bytes});
 }
 
 }  // namespace kiln::codegen::cpp
