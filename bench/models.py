@@ -217,6 +217,14 @@ def build(name: str, batch: int = 1) -> tuple[bytes, list[np.ndarray]]:
     return _lstm(batch)
 
 
+def input_names(path) -> list[str]:
+    """The graph inputs of an exported model that are not weights, in order."""
+    import onnx
+    graph = onnx.load(str(path), load_external_data=False).graph
+    weights = {t.name for t in graph.initializer}
+    return [i.name for i in graph.input if i.name not in weights]
+
+
 def file_stem(name: str, batch: int) -> str:
     return name if batch == 1 or not MODELS[name][1] else f"{name}_b{batch}"
 

@@ -1,5 +1,5 @@
-// Pass: elementwise chain fusion. A chain of elementwise ops (attribute-free ops with a
-// scalar expression, one dtype throughout), each the only reader of the previous one's
+// Pass: elementwise chain fusion. A chain of elementwise ops (ops with a scalar expression
+// and no attribute set, the op's defaults applying; one dtype throughout), each the only reader of the previous one's
 // result, becomes one kiln.Elementwise node that the backend emits as a single loop. Every
 // input of the chain must have the result's shape or hold one element.
 #include <map>
@@ -14,7 +14,9 @@ namespace {
 
 bool fusable(const ir::Node& n, const ir::Shape& shape, ir::DType dtype) {
   const ir::OpDef& def = n.def();
-  if (def.scalar_expr.empty() || !def.attrs.empty() || n.num_outputs() != 1) return false;
+  if (def.scalar_expr.empty() || !n.attrs().empty() || n.num_outputs() != 1) return false;
+  for (const ir::AttrSpec& spec : def.attrs)
+    if (!spec.default_value) return false;
   const ir::Value* out = n.output(0);
   if (!out->has_type() || out->dtype() != dtype || !(out->shape() == shape)) return false;
   for (const ir::Value* v : n.inputs()) {

@@ -1,8 +1,10 @@
 // Pass: epilogue fusion. A Conv, Gemm or MatMul (f32) followed by a residual Add (of a value
-// shaped like its result) and/or an activation (Relu, Sigmoid, Tanh, Clip with constant
-// bounds, or SiLU written x * Sigmoid(x)) becomes one kiln.FusedConv / kiln.FusedGemm /
-// kiln.FusedMatMul computing act(op(...) + Z) (ir/ops/fused.cpp), which the backend runs as
-// the kernel's epilogue. Intermediate results read elsewhere stop the chain.
+// shaped like its result) and/or an activation (an op of ir::kFusedActivations: Relu,
+// Sigmoid, Tanh, Swish, Gelu, ..., or Clip with constant bounds) becomes one kiln.FusedConv /
+// kiln.FusedGemm / kiln.FusedMatMul computing act(op(...) + Z) (ir/ops/fused.cpp), which the
+// backend runs as the kernel's epilogue. A MatMul also takes the bias Add before them (a
+// constant row: what a Linear layer on a 3-D input exports as). Intermediate results read
+// elsewhere stop the chain.
 #include <limits>
 
 #include "ir/ops/fused.h"
@@ -16,13 +18,30 @@ namespace {
 struct Chain {
   std::vector<ir::Node*> nodes;
   ir::Value* result = nullptr;
+  ir::Value* bias = nullptr;
   ir::Value* residual = nullptr;
-  std::string activation = "none";
-  float alpha = 0, beta = 0;
+  ir::Node* activation = nullptr;
+  float clip_min = 0, clip_max = 0;
 };
 
 bool same_type(const ir::Value* a, const ir::Value* b) {
   return a->has_type() && b->has_type() && a->dtype() == b->dtype() && a->shape() == b->shape();
+}
+
+// A constant [.., 1, N] row added to every row of the result.
+void take_bias(Chain& c) {
+  ir::Node* add = single_user(c.result);
+  if (!add || add->op() != "Add" || add->input(0) == add->input(1)) return;
+  ir::Value* b = add->input(0) == c.result ? add->input(1) : add->input(0);
+  if (!b->is_constant() || b->dtype() != ir::DType::F32 || !same_type(add->output(0), c.result)) return;
+  const ir::Shape& s = b->shape();
+  const ir::Shape& y = c.result->shape();
+  if (s.rank() < 1 || s.rank() > y.rank() || !(s[s.rank() - 1] == y[y.rank() - 1])) return;
+  for (size_t i = 0; i + 1 < s.rank(); ++i)
+    if (s[i].value() != 1) return;
+  c.bias = b;
+  c.nodes.push_back(add);
+  c.result = add->output(0);
 }
 
 void take_residual(Chain& c) {
@@ -48,33 +67,12 @@ bool clip_bound(const ir::Node& clip, size_t i, float fallback, float& out) {
 }
 
 void take_activation(Chain& c) {
-  const ir::Value* y = c.result;
-  // SiLU: y * Sigmoid(y), y read by exactly those two nodes.
-  if (y->users().size() == 2 && !y->graph()->is_graph_output(y)) {
-    ir::Node* s = y->users()[0]->op() == "Sigmoid" ? y->users()[0] : y->users()[1];
-    ir::Node* m = s == y->users()[0] ? y->users()[1] : y->users()[0];
-    if (s->op() == "Sigmoid" && m->op() == "Mul" && single_user(s->output(0)) == m &&
-        ((m->input(0) == y && m->input(1) == s->output(0)) || (m->input(1) == y && m->input(0) == s->output(0))) &&
-        same_type(m->output(0), y)) {
-      c.activation = "SiLU";
-      c.nodes.push_back(s);
-      c.nodes.push_back(m);
-      c.result = m->output(0);
-    }
+  ir::Node* a = single_user(c.result);
+  if (!a || !same_type(a->output(0), c.result) || a->op() == "none" || !ir::is_fused_activation(a->op())) return;
+  if (a->op() == "Clip" && (!clip_bound(*a, 1, std::numeric_limits<float>::lowest(), c.clip_min) ||
+                            !clip_bound(*a, 2, std::numeric_limits<float>::max(), c.clip_max)))
     return;
-  }
-  ir::Node* a = single_user(y);
-  if (!a || !same_type(a->output(0), y)) return;
-  if (a->op() == "Relu" || a->op() == "Sigmoid" || a->op() == "Tanh") {
-    c.activation = a->op();
-  } else if (a->op() == "Clip") {
-    if (!clip_bound(*a, 1, std::numeric_limits<float>::lowest(), c.alpha) ||
-        !clip_bound(*a, 2, std::numeric_limits<float>::max(), c.beta))
-      return;
-    c.activation = "Clip";
-  } else {
-    return;
-  }
+  c.activation = a;
   c.nodes.push_back(a);
   c.result = a->output(0);
 }
@@ -99,20 +97,20 @@ bool try_fuse(ir::Graph& graph, ir::Node& n) {
   Chain c;
   c.nodes = {&n};
   c.result = n.output(0);
+  const bool matmul = n.op() == "MatMul";
+  if (matmul) take_bias(c);
   take_residual(c);
   take_activation(c);
   if (c.nodes.size() == 1) return false;
 
   std::vector<ir::Value*> inputs;
   for (size_t i = 0; i < base_inputs; ++i) inputs.push_back(n.input(i));
+  if (matmul) inputs.push_back(c.bias);
   inputs.push_back(c.residual);
   while (!inputs.empty() && !inputs.back()) inputs.pop_back();
   ir::AttributeMap attrs = n.attrs();
-  attrs["activation"] = ir::Attribute(c.activation);
-  if (c.activation == "Clip") {
-    attrs["activation_alpha"] = ir::Attribute(c.alpha);
-    attrs["activation_beta"] = ir::Attribute(c.beta);
-  }
+  if (c.activation)
+    for (auto& [name, a] : ir::fused_activation_attrs(*c.activation, c.clip_min, c.clip_max)) attrs[name] = a;
   replace_with_node(graph, c.nodes, c.result, fused, inputs, attrs, n.name());
   return true;
 }

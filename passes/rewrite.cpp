@@ -1,6 +1,7 @@
 #include "passes/rewrite.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -42,6 +43,41 @@ std::vector<float> f32_constant(const ir::Value* v) {
   if (!v || !v->is_constant() || v->dtype() != ir::DType::F32) return {};
   const float* p = v->constant().data<float>();
   return std::vector<float>(p, p + v->constant().numel());
+}
+
+bool f32_scalar(const ir::Value* v, float& out) {
+  if (!v || !v->is_constant() || v->dtype() != ir::DType::F32 || v->constant().numel() != 1) return false;
+  out = v->constant().data<float>()[0];
+  return true;
+}
+
+bool is_f32_scalar(const ir::Value* v, double want, double rel) {
+  float x = 0;
+  return f32_scalar(v, x) && std::abs(static_cast<double>(x) - want) <= rel * std::abs(want);
+}
+
+ir::Value* other_input(const ir::Node& n, const ir::Value* v) {
+  if (n.num_inputs() != 2 || n.input(0) == n.input(1)) return nullptr;
+  if (n.input(0) == v) return n.input(1);
+  if (n.input(1) == v) return n.input(0);
+  return nullptr;
+}
+
+ir::Node* producer_for(const ir::Value* v, const char* op, const ir::Node* user) {
+  ir::Node* p = v ? v->producer() : nullptr;
+  if (!p || p->op() != op || single_user(v) != user) return nullptr;
+  return p;
+}
+
+void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&)) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& n : graph.nodes())
+      if (rewrite(graph, *n)) {
+        changed = true;
+        break;
+      }
+  }
 }
 
 }  // namespace kiln::passes

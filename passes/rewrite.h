@@ -24,4 +24,19 @@ ir::Node* single_user(const ir::Value* v);
 // `v`'s constant data as f32 values, or an empty vector when `v` is not an f32 constant.
 std::vector<float> f32_constant(const ir::Value* v);
 
+// True when `v` is a one-element f32 constant (any rank); its value in `out`.
+bool f32_scalar(const ir::Value* v, float& out);
+// True when `v` is a one-element f32 constant within `rel` (relative) of `want`.
+bool is_f32_scalar(const ir::Value* v, double want, double rel = 1e-4);
+
+// The input of binary node `n` that is not `v`; nullptr when `v` is not exactly one of them.
+ir::Value* other_input(const ir::Node& n, const ir::Value* v);
+
+// The node that computes `v` when it is `op` and `v` is read only by `user`; else nullptr.
+ir::Node* producer_for(const ir::Value* v, const char* op, const ir::Node* user);
+
+// Runs `rewrite` on every node, from the start again after each change, until none
+// changes (rewrites that replace nodes invalidate the walk).
+void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&));
+
 }  // namespace kiln::passes

@@ -1,9 +1,10 @@
 // Fused ops, made only by passes (passes/fuse_epilogue.cpp): kiln.FusedConv, kiln.FusedGemm
-// and kiln.FusedMatMul compute y = act(op(inputs) + Z), Z an optional residual of y's shape;
-// kiln.Elementwise (passes/fuse_elementwise.cpp) runs a chain of elementwise ops as one loop.
-// Their attributes are the base op's plus `activation`, `activation_alpha` and
-// `activation_beta`. Shape rule and reference are the base op's and the activation ops',
-// composed through the registry; no math is written twice.
+// and kiln.FusedMatMul compute y = act(op(inputs) [+ C] + Z), C a bias broadcast along the
+// rows (kiln.FusedMatMul only; Conv and Gemm have their own) and Z an optional residual of y's
+// shape; kiln.Elementwise (passes/fuse_elementwise.cpp) runs a chain of elementwise ops as one
+// loop. Their attributes are the base op's plus `activation` and the activation op's own
+// attributes, each prefixed `activation_`. Shape rule and reference are the base op's and the
+// activation op's, composed through the registry; no math is written twice.
 #include "ir/ops/fused.h"
 
 #include <algorithm>
@@ -19,18 +20,51 @@ bool is_fused_activation(std::string_view name) {
          std::end(kFusedActivations);
 }
 
+FusedActivation fused_activation(const Node& node) {
+  FusedActivation a;
+  a.op = node.s("activation");
+  const OpDef* def = is_fused_activation(a.op) ? registry().find(a.op) : nullptr;
+  if (a.op == "none") return a;
+  if (!def) fail("{}: unknown activation '{}'", node.describe(), a.op);
+  if (a.op == "Clip") {
+    if (node.has_attr("activation_alpha")) a.clip_min = node.f("activation_alpha");
+    if (node.has_attr("activation_beta")) a.clip_max = node.f("activation_beta");
+    return a;
+  }
+  for (const AttrSpec& spec : def->attrs) {
+    std::string name = "activation_" + spec.name;
+    if (node.has_attr(name)) a.attrs[spec.name] = node.attr(name);
+  }
+  return a;
+}
+
+AttributeMap fused_activation_attrs(const Node& activation, float clip_min, float clip_max) {
+  AttributeMap attrs;
+  attrs["activation"] = Attribute(activation.op());
+  if (activation.op() == "Clip") {
+    attrs["activation_alpha"] = Attribute(clip_min);
+    attrs["activation_beta"] = Attribute(clip_max);
+    return attrs;
+  }
+  for (const auto& [name, a] : activation.attrs()) attrs["activation_" + name] = a;
+  return attrs;
+}
+
 namespace {
 
 struct FusedInfo {
   const char* base;       // the op it extends
-  size_t base_inputs;     // how many leading inputs are the base op's; Z follows
+  size_t base_inputs;     // how many leading inputs are the base op's
+  bool bias = false;      // then the row bias C, then Z
+  size_t z() const { return base_inputs + (bias ? 1 : 0); }
 };
 
-FusedInfo info_of(const Node& node) {
-  if (node.op() == "kiln.FusedConv") return {"Conv", 3};
-  if (node.op() == "kiln.FusedGemm") return {"Gemm", 3};
-  return {"MatMul", 2};
+FusedInfo info_of(std::string_view op) {
+  if (op == "kiln.FusedConv") return {"Conv", 3};
+  if (op == "kiln.FusedGemm") return {"Gemm", 3};
+  return {"MatMul", 2, true};
 }
+
 
 // The node's attributes without the activation ones: the base op's attributes.
 AttributeMap base_attrs(const Node& node) {
@@ -78,9 +112,8 @@ Tensor scalar(const Node& node, DType t, float v) {
 }
 
 void infer_fused(Node& node) {
-  FusedInfo info = info_of(node);
-  const std::string& act = node.s("activation");
-  if (!is_fused_activation(act)) fail("{}: unknown activation '{}'", node.describe(), act);
+  FusedInfo info = info_of(node.op());
+  fused_activation(node);  // validates the activation and its attributes
   std::vector<std::pair<DType, Shape>> storage(info.base_inputs);
   std::vector<std::pair<DType, Shape>*> types;
   for (size_t i = 0; i < info.base_inputs; ++i) {
@@ -90,7 +123,16 @@ void infer_fused(Node& node) {
   }
   OneNode one(info.base, types, base_attrs(node));
   const Value* y = one.node->output(0);
-  if (const Value* z = node.input(info.base_inputs)) {
+  if (const Value* c = info.bias ? node.input(info.base_inputs) : nullptr) {
+    const Shape& s = c->shape();
+    bool row = c->dtype() == y->dtype() && s.rank() >= 1 && s.rank() <= y->shape().rank() &&
+               s[s.rank() - 1] == y->shape()[y->shape().rank() - 1];
+    for (size_t i = 0; row && i + 1 < s.rank(); ++i) row = s[i].is_static() && s[i].value() == 1;
+    if (!row)
+      fail("{}: bias C is {}{}, expected a row of the result's last dim ({}{})", node.describe(),
+           dtype_name(c->dtype()), s.str(), dtype_name(y->dtype()), y->shape().str());
+  }
+  if (const Value* z = node.input(info.z())) {
     if (z->dtype() != y->dtype() || !(z->shape() == y->shape()))
       fail("{}: residual Z is {}{}, expected the result's type {}{}", node.describe(),
            dtype_name(z->dtype()), z->shape().str(), dtype_name(y->dtype()), y->shape().str());
@@ -99,20 +141,18 @@ void infer_fused(Node& node) {
 }
 
 void eval_fused(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
-  FusedInfo info = info_of(node);
+  FusedInfo info = info_of(node.op());
   std::vector<const Tensor*> base(in.begin(), in.begin() + static_cast<long>(std::min(info.base_inputs, in.size())));
   Tensor y = eval_op(info.base, base_attrs(node), base);
-  if (const Tensor* z = optional_input(in, info.base_inputs)) y = eval_op("Add", {}, {&y, z});
-  const std::string& act = node.s("activation");
-  if (act == "Clip") {
-    Tensor lo = scalar(node, y.dtype(), node.f("activation_alpha"));
-    Tensor hi = scalar(node, y.dtype(), node.f("activation_beta"));
+  if (const Tensor* c = info.bias ? optional_input(in, info.base_inputs) : nullptr) y = eval_op("Add", {}, {&y, c});
+  if (const Tensor* z = optional_input(in, info.z())) y = eval_op("Add", {}, {&y, z});
+  FusedActivation act = fused_activation(node);
+  if (act.op == "Clip") {
+    Tensor lo = scalar(node, y.dtype(), act.clip_min);
+    Tensor hi = scalar(node, y.dtype(), act.clip_max);
     y = eval_op("Clip", {}, {&y, &lo, &hi});
-  } else if (act == "SiLU") {
-    Tensor s = eval_op("Sigmoid", {}, {&y});
-    y = eval_op("Mul", {}, {&y, &s});
-  } else if (act != "none") {
-    y = eval_op(act, {}, {&y});
+  } else if (act.op != "none") {
+    y = eval_op(act.op, act.attrs, {&y});
   }
   out[0] = std::move(y);
 }
@@ -123,7 +163,7 @@ Cost fused_cost(const Node& node) {
   const Shape& y = node.output(0)->shape();
   if (!y.is_static()) return c;
   // The base op's multiply-adds, plus one op per element for the residual and activation.
-  FusedInfo info = info_of(node);
+  FusedInfo info = info_of(node.op());
   std::vector<std::pair<DType, Shape>> storage(info.base_inputs);
   std::vector<std::pair<DType, Shape>*> types;
   for (size_t i = 0; i < info.base_inputs; ++i) {
@@ -139,7 +179,8 @@ Cost fused_cost(const Node& node) {
 // ---- kiln.Elementwise -----------------------------------------------------------------------
 // A chain of elementwise ops run as one loop. Attribute `steps` lists them in order, each
 // "Op ARG [ARG]" with ARG `iK` (input K) or `tK` (the result of step K); the last step's
-// result is the output. Every op is one with a scalar expression and no attributes.
+// result is the output. Every op is one with a scalar expression, its attributes (if any)
+// taking their defaults.
 
 struct Step {
   std::string op;
@@ -163,9 +204,11 @@ std::vector<Step> parse_steps(const Node& node) {
       st.args.emplace_back(arg[0], k);
     }
     const OpDef* def = registry().find(st.op);
-    if (!def || def->scalar_expr.empty() || !def->attrs.empty() || def->inputs.size() != st.args.size())
-      fail("{}: step '{}' is not an attribute-free elementwise op with {} argument(s)", node.describe(), text,
-           st.args.size());
+    bool defaults = def != nullptr;
+    for (size_t a = 0; defaults && a < def->attrs.size(); ++a) defaults = def->attrs[a].default_value.has_value();
+    if (!defaults || def->scalar_expr.empty() || def->inputs.size() != st.args.size())
+      fail("{}: step '{}' is not an elementwise op with {} argument(s) and defaults for its attributes",
+           node.describe(), text, st.args.size());
     steps.push_back(std::move(st));
   }
   if (steps.empty()) fail("{}: no steps", node.describe());
@@ -214,10 +257,12 @@ void add_fused(Registry& r, const std::string& name, const char* base, const cha
       .eval = eval_fused,
       .cost = fused_cost,
   };
+  if (info_of(name).bias) fused.inputs.push_back({"C", true});
   fused.inputs.push_back({"Z", true});
   fused.attrs.push_back({"activation", AttrType::String, Attribute("none")});
-  fused.attrs.push_back({"activation_alpha", AttrType::Float, Attribute(0.0f)});
-  fused.attrs.push_back({"activation_beta", AttrType::Float, Attribute(0.0f)});
+  fused.attrs.push_back({"activation_alpha", AttrType::Float, std::nullopt, true});
+  fused.attrs.push_back({"activation_beta", AttrType::Float, std::nullopt, true});
+  fused.attrs.push_back({"activation_approximate", AttrType::String, std::nullopt, true});
   r.add(std::move(fused));
 }
 
@@ -226,7 +271,8 @@ void add_fused(Registry& r, const std::string& name, const char* base, const cha
 void register_fused_ops(Registry& r) {
   add_fused(r, "kiln.FusedConv", "Conv", "Conv, then a residual add and an activation: act(Conv(X, W, B) + Z)");
   add_fused(r, "kiln.FusedGemm", "Gemm", "Gemm, then a residual add and an activation: act(Gemm(A, B, C) + Z)");
-  add_fused(r, "kiln.FusedMatMul", "MatMul", "MatMul, then a residual add and an activation: act(A @ B + Z)");
+  add_fused(r, "kiln.FusedMatMul", "MatMul",
+            "MatMul, then a row bias, a residual add and an activation: act(A @ B + C + Z)");
   r.add(OpDef{
       .name = "kiln.Elementwise",
       .summary = "a chain of elementwise ops in one loop (attribute steps: \"Op ARG [ARG]\", ARG iK or tK)",

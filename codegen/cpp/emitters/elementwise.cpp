@@ -10,26 +10,7 @@ namespace kiln::codegen::cpp {
 
 namespace {
 
-// "constexpr float alpha = 0.2f; ..." for every attribute the op declares.
-std::string attr_constants(const ir::Node& node) {
-  std::string s;
-  for (const ir::AttrSpec& spec : node.def().attrs) {
-    switch (spec.type) {
-      case ir::AttrType::Float:
-        s += fmt::format("constexpr float {} = {}; ", spec.name, float_literal(node.f(spec.name), ir::DType::F32));
-        break;
-      case ir::AttrType::Int:
-        s += fmt::format("constexpr int64_t {} = {}; ", spec.name, node.i(spec.name));
-        break;
-      case ir::AttrType::String:
-        s += fmt::format("constexpr std::string_view {} = {}; ", spec.name, string_literal(node.s(spec.name)));
-        break;
-      default:
-        break;  // the elementwise lists declare only float, int and string attributes
-    }
-  }
-  return s;
-}
+std::string attr_constants(const ir::Node& node) { return cpp::attr_constants(node.def(), node.attrs()); }
 
 void emit_unary(EmitContext& ctx, const ir::Node& node) {
   ir::DType ti = node.input(0)->dtype(), to = node.output(0)->dtype();

@@ -40,6 +40,33 @@ void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
                        ctx.out(node, 0), N, with_epilogue ? "ep, " : ""));
 }
 
+std::string attr_constants(const ir::OpDef& def, const ir::AttributeMap& attrs) {
+  std::string s;
+  for (const ir::AttrSpec& spec : def.attrs) {
+    auto it = attrs.find(spec.name);
+    if (it == attrs.end() && !spec.default_value) continue;  // the expression cannot read it
+    const ir::Attribute& a = it != attrs.end() ? it->second : *spec.default_value;
+    switch (spec.type) {
+      case ir::AttrType::Float:
+        s += fmt::format("constexpr float {} = {}; ", spec.name, float_literal(a.f(), ir::DType::F32));
+        break;
+      case ir::AttrType::Int:
+        s += fmt::format("constexpr int64_t {} = {}; ", spec.name, a.i());
+        break;
+      case ir::AttrType::String:
+        s += fmt::format("constexpr std::string_view {} = {}; ", spec.name, string_literal(a.s()));
+        break;
+      case ir::AttrType::Ints:
+      case ir::AttrType::Floats:
+      case ir::AttrType::Strings:
+      case ir::AttrType::Tensor:
+      case ir::AttrType::Graph:
+        break;  // the elementwise lists declare only float, int and string attributes
+    }
+  }
+  return s;
+}
+
 std::string require_f32(const ir::Node& node) {
   for (const ir::Value* v : node.inputs())
     if (v && v->dtype() != ir::DType::F32)

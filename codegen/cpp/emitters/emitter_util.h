@@ -26,6 +26,10 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
 // through gemm_f32_epilogue with an `ep` the caller has declared.
 void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue);
 
+// "constexpr float alpha = 0.2f; ..." for every attribute `def` declares: its value in
+// `attrs`, or its default (an elementwise op's scalar expression reads them by name).
+std::string attr_constants(const ir::OpDef& def, const ir::AttributeMap& attrs);
+
 // Empty when every listed input and output 0 is f32, else the reason.
 std::string require_f32(const ir::Node& node);
 

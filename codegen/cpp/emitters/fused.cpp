@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
 #include "kiln/rt/conv.h"
 
@@ -15,28 +16,43 @@ namespace kiln::codegen::cpp {
 
 namespace {
 
-// The activation as a C++ expression in `x` (type T = float).
+// The activation as C++ statements and an expression in `x` (type T = float).
 std::string activation_expr(const ir::Node& node) {
-  const std::string& act = node.s("activation");
-  if (act == "none") return "x";
-  if (act == "Clip") {
-    std::string lo = float_literal(node.f("activation_alpha"), ir::DType::F32);
-    std::string hi = float_literal(node.f("activation_beta"), ir::DType::F32);
+  ir::FusedActivation act = ir::fused_activation(node);
+  if (act.op == "none") return "x";
+  if (act.op == "Clip") {
+    std::string lo = float_literal(act.clip_min, ir::DType::F32);
+    std::string hi = float_literal(act.clip_max, ir::DType::F32);
     return fmt::format("(x < {0} ? {0} : (x > {1} ? {1} : x))", lo, hi);
   }
-  if (act == "SiLU") return fmt::format("x * ({})", ir::registry().find("Sigmoid")->scalar_expr);
-  return ir::registry().find(act)->scalar_expr;
+  const ir::OpDef& def = *ir::registry().find(act.op);
+  std::string constants = attr_constants(def, act.attrs);
+  if (constants.empty()) return def.scalar_expr;
+  return fmt::format("[&] {{ {}return {}; }}()", constants, def.scalar_expr);
 }
 
-// Declares `ep`, the kiln::rt::Epilogue for the node (residual input `z_index`).
-void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index) {
-  bool has_z = node.has_input(z_index);
-  if (has_z) ctx.line(fmt::format("const float* const z = {};", ctx.in(node, z_index)));
+// Declares `ep`, the kiln::rt::Epilogue for the node: adds the row bias (input `bias_index`,
+// when present: the epilogue then runs on whole rows) and the residual (input `z_index`),
+// then applies the activation.
+void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_t bias_index = SIZE_MAX) {
+  bool has_z = node.has_input(z_index), has_bias = bias_index != SIZE_MAX && node.has_input(bias_index);
+  ctx.line(fmt::format("const float* const refs[2] = {{{}, {}}};", has_z ? ctx.in(node, z_index) : "nullptr",
+                       has_bias ? ctx.in(node, bias_index) : "nullptr"));
+  std::string setup, sum;
+  if (has_z) {
+    setup += "const float* const zr = static_cast<const float* const*>(c)[0] + offset; ";
+    sum += " + zr[i]";
+  }
+  if (has_bias) {
+    setup += "const float* const br = static_cast<const float* const*>(c)[1]; ";
+    sum += " + br[i]";
+  }
+  if (!has_z && !has_bias) setup = "(void)c; ";
+  if (!has_z) setup += "(void)offset; ";
   ctx.line(fmt::format(
       "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
-      "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, {}}};",
-      has_z ? "const float* zr = *static_cast<const float* const*>(c) + offset; " : "(void)c; (void)offset; ",
-      has_z ? " + zr[i]" : "", activation_expr(node), has_z ? "&z" : "nullptr"));
+      "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, refs}};",
+      setup, sum, activation_expr(node)));
 }
 
 kiln::rt::Conv2dParams conv_params(const ir::Node& node) {
@@ -88,7 +104,7 @@ std::string unsupported_matmul(const ir::Node& node) {
 void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
   int64_t K = a.back(), N = b.back(), rows = ir::numel(a) / K;
-  emit_epilogue(ctx, node, 2);
+  emit_epilogue(ctx, node, 3, 2);  // gemm_f32_epilogue calls it on whole rows
   ctx.line(fmt::format(
       "kiln::rt::gemm_f32_epilogue(false, false, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {1}, 0.0f, {5}, {1}, ep, pool);",
       rows, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
@@ -116,8 +132,8 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
     while (in >> arg) args.push_back((arg[0] == 'i' ? "x" : "t") + arg.substr(1));
     const ir::OpDef* def = ir::registry().find(op);
     std::string params = args.size() == 1 ? "T x" : "T a, T b";
-    ctx.line(fmt::format("const auto f{} = []({}) -> T {{ return static_cast<T>({}); }};  // {}", k, params,
-                         def->scalar_expr, op));
+    ctx.line(fmt::format("const auto f{} = []({}) -> T {{ {}return static_cast<T>({}); }};  // {}", k, params,
+                         attr_constants(*def, {}), def->scalar_expr, op));
     body += fmt::format(" const T t{} = f{}({});", k, k, fmt::join(args, ", "));
     ++k;
   }
