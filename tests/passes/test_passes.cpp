@@ -103,6 +103,7 @@ TEST_CASE("fold_transposes") { run_file("fold_transposes"); }
 TEST_CASE("fold_batch_norm") { run_file("fold_batch_norm"); }
 TEST_CASE("recognize_gelu") { run_file("recognize_gelu"); }
 TEST_CASE("recognize_swish") { run_file("recognize_swish"); }
+TEST_CASE("recognize_attention") { run_file("recognize_attention"); }
 TEST_CASE("fuse_matmul_add") { run_file("fuse_matmul_add"); }
 TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
 TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
