@@ -5,6 +5,7 @@
 // no two buffers alive at the same step overlap.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -152,6 +153,93 @@ std::unique_ptr<Graph> random_graph(unsigned seed) {
   return g;
 }
 
+
+// A random graph over [1,S,E] sequences as transformer exporters write them: LayerNorm
+// decomposed (ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add), Linear layers (MatMul of a weight, bias
+// Add), GELU in its erf and tanh forms, SiLU, residual adds, and self-attention blocks
+// (projections, heads split by Reshape/Transpose, scaled scores, an optional mask, Softmax,
+// heads merged back).
+std::unique_ptr<Graph> random_sequence_graph(unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto tensor = [&](std::vector<int64_t> dims, float lo = -1, float hi = 1) {
+    Tensor t(kiln::ir::DType::F32, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = lo + (hi - lo) * (dist(rng) + 1) / 2;
+    return t;
+  };
+  auto scalar = [](float v) { return Tensor::from_vector<float>(kiln::ir::DType::F32, {}, {v}); };
+  auto ints = [](std::vector<int64_t> v) {
+    return Tensor::from_vector<int64_t>(kiln::ir::DType::I64, {static_cast<int64_t>(v.size())}, v);
+  };
+  auto g = std::make_unique<Graph>();
+  const int64_t S = 2 + pick(3), H = 2, D = 2 + pick(2), E = H * D;
+  Value* x = g->add_value("x", kiln::ir::DType::F32, kiln::ir::Shape::of({1, S, E}));
+  g->inputs().push_back(x);
+  auto add = [&](const std::string& op, std::vector<Value*> in, kiln::ir::AttributeMap attrs = {}) {
+    kiln::ir::Node* n = g->add_node(op, std::move(in), {fmt::format("v{}", g->nodes().size())}, std::move(attrs));
+    kiln::ir::infer_node(*n);
+    return n->output(0);
+  };
+  auto c = [&](const char* name, Tensor t) { return g->add_constant(name, std::move(t)); };
+  auto linear = [&](Value* in) {
+    Value* m = add("MatMul", {in, c("w", tensor({E, E}, -0.7f, 0.7f))});
+    return pick(4) ? add("Add", {m, c("b", tensor({E}))}) : m;
+  };
+  auto layer_norm = [&](Value* in) {
+    Value* axes = c("axes", ints({-1}));
+    Value* m = add("ReduceMean", {in, axes});
+    Value* d = add("Sub", {in, m});
+    Value* sq = pick(2) ? add("Pow", {d, c("two", scalar(2))}) : add("Mul", {d, d});
+    Value* v = add("ReduceMean", {sq, axes});
+    Value* n = add("Div", {d, add("Sqrt", {add("Add", {v, c("eps", scalar(1e-5f))})})});
+    Value* y = add("Mul", {n, c("gamma", tensor({E}, 0.5f, 1.5f))});
+    return add("Add", {y, c("beta", tensor({E}))});
+  };
+  auto gelu = [&](Value* in) {
+    Value* a;
+    if (pick(2)) {
+      a = add("Add", {add("Erf", {add("Div", {in, c("sqrt2", scalar(1.4142135f))})}), c("one", scalar(1))});
+    } else {
+      Value* cube = add("Pow", {in, c("three", scalar(3))});
+      Value* inner = add("Add", {in, add("Mul", {c("k", scalar(0.044715f)), cube})});
+      a = add("Add", {add("Tanh", {add("Mul", {c("s", scalar(0.7978846f)), inner})}), c("one", scalar(1))});
+    }
+    return add("Mul", {add("Mul", {in, a}), c("half", scalar(0.5f))});
+  };
+  auto attention = [&](Value* in) {
+    Value* split = c("split", ints({1, S, H, D}));
+    auto heads = [&](Value* p, std::vector<int64_t> perm) {
+      return add("Transpose", {add("Reshape", {p, split})}, {{"perm", kiln::ir::Attribute(perm)}});
+    };
+    Value* q = heads(linear(in), {0, 2, 1, 3});
+    Value* k = heads(linear(in), {0, 2, 3, 1});
+    Value* v = heads(linear(in), {0, 2, 1, 3});
+    Value* s = add("MatMul", {q, k});
+    s = pick(2) ? add("Div", {s, c("sqrt_d", scalar(std::sqrt(static_cast<float>(D))))})
+                : add("Mul", {s, c("rsqrt_d", scalar(1.0f / std::sqrt(static_cast<float>(D))))});
+    if (pick(2)) s = add("Add", {s, c("mask", tensor({1, 1, 1, S}, -3.0f, 0.0f))});
+    Value* ctx = add("MatMul", {add("Softmax", {s}, {{"axis", kiln::ir::Attribute(int64_t{-1})}}), v});
+    ctx = add("Transpose", {ctx}, {{"perm", kiln::ir::Attribute(std::vector<int64_t>{0, 2, 1, 3})}});
+    return add("Reshape", {ctx, c("merge", ints({1, S, E}))});
+  };
+  Value* last = x;
+  const int steps = 3 + pick(6);
+  for (int s = 0; s < steps; ++s) {
+    switch (pick(6)) {
+      case 0: last = layer_norm(last); break;
+      case 1: last = add("Add", {last, attention(last)}); break;  // residual attention block
+      case 2: last = gelu(linear(last)); break;
+      case 3: last = add("Mul", {last, add("Sigmoid", {last})}); break;  // SiLU
+      case 4: last = add("Add", {linear(last), last}); break;
+      default: last = add("Relu", {linear(last)}); break;
+    }
+  }
+  g->outputs().push_back(last);
+  kiln::ir::verify_graph(*g);
+  return g;
+}
+
 }  // namespace
 
 TEST_CASE("differential: every model in models/ through the pipeline, pass by pass") {
@@ -181,4 +269,21 @@ TEST_CASE("differential: seeded random graphs through the pipeline, pass by pass
   // The graphs exercise the fusions (what stays unfused is shared or a graph output).
   CHECK(ops["kiln.FusedConv"] > 0);
   CHECK(ops["kiln.FusedGemm"] + ops["Gemm"] > 0);
+}
+
+TEST_CASE("differential: seeded random transformer graphs through the pipeline, pass by pass") {
+  std::map<std::string, int> ops;
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    auto g = random_sequence_graph(seed);
+    for (const auto& [op, n] :
+         check_pipeline(*g, fmt::format("random sequence graph, seed {}:\n{}", seed, kiln::ir::print_graph(*g))))
+      ops[op] += n;
+  }
+  // Every recognition fired somewhere; nothing of the decompositions is left.
+  CHECK(ops["Attention"] > 0);
+  CHECK(ops["kiln.FusedMatMul"] > 0);
+  for (const char* op : {"Erf", "Tanh", "Softmax", "Sigmoid", "Transpose"}) {
+    CAPTURE(op);
+    CHECK(ops[op] == 0);
+  }
 }
