@@ -31,10 +31,11 @@ std::string activation_expr(const ir::Node& node) {
   return fmt::format("[&] {{ {}return {}; }}()", constants, def.scalar_expr);
 }
 
-// Declares `ep`, the kiln::rt::Epilogue for the node: adds the row bias (input `bias_index`,
-// when present: the epilogue then runs on whole rows) and the residual (input `z_index`),
-// then applies the activation.
-void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_t bias_index = SIZE_MAX) {
+// Declares `ep`, the kiln::rt::Epilogue for the node: adds the bias row of `row` elements
+// (input `bias_index`, when present; the kernel calls the epilogue on row segments) and the
+// residual (input `z_index`), then applies the activation.
+void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_t bias_index = SIZE_MAX,
+                   int64_t row = 0) {
   bool has_z = node.has_input(z_index), has_bias = bias_index != SIZE_MAX && node.has_input(bias_index);
   ctx.line(fmt::format("const float* const refs[2] = {{{}, {}}};", has_z ? ctx.in(node, z_index) : "nullptr",
                        has_bias ? ctx.in(node, bias_index) : "nullptr"));
@@ -44,11 +45,11 @@ void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_
     sum += " + zr[i]";
   }
   if (has_bias) {
-    setup += "const float* const br = static_cast<const float* const*>(c)[1]; ";
+    setup += fmt::format("const float* const br = static_cast<const float* const*>(c)[1] + offset % {}; ", row);
     sum += " + br[i]";
   }
   if (!has_z && !has_bias) setup = "(void)c; ";
-  if (!has_z) setup += "(void)offset; ";
+  if (!has_z && !has_bias) setup += "(void)offset; ";
   ctx.line(fmt::format(
       "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
       "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, refs}};",
@@ -104,7 +105,7 @@ std::string unsupported_matmul(const ir::Node& node) {
 void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
   int64_t K = a.back(), N = b.back(), rows = ir::numel(a) / K;
-  emit_epilogue(ctx, node, 3, 2);  // gemm_f32_epilogue calls it on whole rows
+  emit_epilogue(ctx, node, 3, 2, N);
   ctx.line(fmt::format(
       "kiln::rt::gemm_f32_epilogue(false, false, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {1}, 0.0f, {5}, {1}, ep, pool);",
       rows, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
