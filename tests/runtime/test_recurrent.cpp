@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "kiln/rt/recurrent.h"
+#include "kiln/rt/sequence_state.h"
+
+using namespace kiln::rt;
+
+namespace {
+
+RnnParams one_unit(RnnCell cell) {
+  RnnParams p;
+  p.cell = cell;
+  p.seq = 1;
+  p.batch = 1;
+  p.input = 1;
+  p.hidden = 1;
+  const RnnFunc sigmoid{RnnActivation::Sigmoid}, tanh{RnnActivation::Tanh};
+  p.funcs[0][0] = cell == RnnCell::Rnn ? tanh : sigmoid;
+  p.funcs[0][1] = tanh;
+  p.funcs[0][2] = tanh;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("rnn_f32 clips gate inputs") {
+  // W = 1, x = 5, clip 1: h = tanh(1).
+  RnnParams p = one_unit(RnnCell::Rnn);
+  p.clip = 1.f;
+  const float x = 5.f, w = 1.f, r = 0.f;
+  float y_h = 0.f;
+  std::vector<float> scratch(rnn_scratch_floats(p));
+  REQUIRE(rnn_f32(p, &x, &w, &r, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &y_h, nullptr,
+                  scratch.data(), nullptr));
+  CHECK(y_h == doctest::Approx(0.76159416f));
+}
+
+TEST_CASE("rnn_f32 GRU with linear_before_reset applies r to the recurrence bias") {
+  // Zero weights, Rb_h = 1: z = r = 0.5, h~ = tanh(0.5 * 1), H = 0.5 tanh(0.5).
+  RnnParams p = one_unit(RnnCell::Gru);
+  p.linear_before_reset = true;
+  const float x = 3.f, w[3] = {0, 0, 0}, r[3] = {0, 0, 0};
+  const float b[6] = {0, 0, 0, 0, 0, 1};
+  float y_h = 0.f;
+  std::vector<float> scratch(rnn_scratch_floats(p));
+  REQUIRE(rnn_f32(p, &x, w, r, b, nullptr, nullptr, nullptr, nullptr, nullptr, &y_h, nullptr, scratch.data(),
+                  nullptr));
+  CHECK(y_h == doctest::Approx(0.23105858f));
+}
+
+TEST_CASE("rnn_f32 LSTM peepholes read the previous cell state") {
+  // Zero weights and biases, C0 = 1, peepholes i = 1, o = 0, f = 1: i = f = sigmoid(1), g = 0,
+  // C = sigmoid(1), o = 0.5, H = 0.5 tanh(C).
+  RnnParams p = one_unit(RnnCell::Lstm);
+  const float x = 2.f, w[4] = {0, 0, 0, 0}, r[4] = {0, 0, 0, 0}, c0 = 1.f, peep[3] = {1, 0, 1};
+  float y_h = 0.f, y_c = 0.f;
+  std::vector<float> scratch(rnn_scratch_floats(p));
+  REQUIRE(rnn_f32(p, &x, w, r, nullptr, nullptr, nullptr, &c0, peep, nullptr, &y_h, &y_c, scratch.data(), nullptr));
+  CHECK(y_c == doctest::Approx(0.73105858f));
+  CHECK(y_h == doctest::Approx(0.31185627f));
+}
+
+TEST_CASE("rnn_f32 rejects a sequence length past the input") {
+  RnnParams p = one_unit(RnnCell::Rnn);
+  const float x = 1.f, w = 1.f, r = 0.f;
+  const int32_t lens = 2;
+  float y_h = 0.f;
+  std::vector<float> scratch(rnn_scratch_floats(p));
+  CHECK_FALSE(rnn_f32(p, &x, &w, &r, nullptr, &lens, nullptr, nullptr, nullptr, nullptr, &y_h, nullptr,
+                      scratch.data(), nullptr));
+}
+
+TEST_CASE("linear_attention_f32 shares a kv head between grouped query heads") {
+  // Two query heads on one kv head, sizes 1, one step: S = k v = 6; y = scale * q S.
+  LinearAttentionParams p;
+  p.seq = 1;
+  p.q_heads = 2;
+  p.kv_heads = 1;
+  p.key_dim = 1;
+  p.value_dim = 1;
+  p.rule = LinearUpdate::Linear;
+  p.scale = 0.5f;
+  const float q[2] = {1, -2}, k = 2.f, v = 3.f;
+  float y[2], state = 0.f;
+  linear_attention_f32(p, q, &k, &v, nullptr, nullptr, nullptr, y, &state);
+  CHECK(y[0] == doctest::Approx(3.f));
+  CHECK(y[1] == doctest::Approx(-6.f));
+  CHECK(state == doctest::Approx(6.f));
+}
+
+TEST_CASE("causal_conv_with_state_f32 with kernel 1 keeps an empty state") {
+  const float x[3] = {1, 2, 3}, w = 2.f;
+  float y[3];
+  causal_conv_with_state_f32(1, 1, 3, 1, x, &w, nullptr, nullptr, false, y, nullptr);
+  CHECK(y[0] == 2.f);
+  CHECK(y[2] == 6.f);
+}
