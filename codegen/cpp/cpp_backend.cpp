@@ -96,9 +96,15 @@ Plan plan_graph(const ir::Graph& graph) {
     if (v && v->is_constant() && !plan.locations.count(v))
       plan.locations[v] = {Location::Weight, 0, append_weight(plan.weights, v->constant())};
   };
-  for (const auto& n : graph.nodes())
-    if (plan.lowering[n.get()] != Lowering::Alias)
-      for (const ir::Value* v : n->inputs()) place_weight(root_of(v ? v : nullptr));
+  for (const auto& n : graph.nodes()) {
+    if (plan.lowering[n.get()] == Lowering::Alias) continue;
+    const Emitter* e = registry.find(n->op());
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const ir::Value* v = n->input(i);
+      if (v && v->is_constant() && e->packs_input && e->packs_input(*n, i)) continue;  // packed at emission
+      place_weight(root_of(v));
+    }
+  }
   for (const auto& [j, v] : plan.final_copies) place_weight(root_of(v));
   if (plan.weights.empty()) plan.weights.assign(kAlign, '\0');  // never an empty section
 
@@ -209,7 +215,7 @@ void check_test_hooks(const ir::Graph& graph, const TestHooks& hooks, const Plan
 
 std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan& plan) {
   check_test_hooks(graph, options.test_hooks, plan);
-  EmitContext ctx(plan.locations, plan.scratch);
+  EmitContext ctx(plan.locations, plan.scratch, &plan.weights);
   std::string node_names, node_ops;
   size_t timed = 0;
   for (const auto& n : graph.nodes()) {

@@ -118,6 +118,15 @@ std::string EmitContext::scratch(const ir::Node& node) const {
   return fmt::format("(A + {})", it->second);
 }
 
+std::string EmitContext::add_weight_floats(const std::vector<float>& values) {
+  if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
+  constexpr size_t kAlign = 64;
+  weights_->resize((weights_->size() + kAlign - 1) / kAlign * kAlign, '\0');
+  const size_t offset = weights_->size();
+  weights_->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  return fmt::format("reinterpret_cast<const float*>(W + {})", offset);
+}
+
 std::string EmitContext::array(const std::vector<int64_t>& values) {
   auto it = array_names_.find(values);
   if (it != array_names_.end()) return it->second;

@@ -34,9 +34,10 @@ std::string comment_text(const std::string& s);
 
 class EmitContext {
  public:
+  // `weights`: the weights blob, which add_weight_floats appends to.
   EmitContext(std::unordered_map<const ir::Value*, Location> locations,
-              std::unordered_map<const ir::Node*, size_t> scratch)
-      : locations_(std::move(locations)), scratch_(std::move(scratch)) {}
+              std::unordered_map<const ir::Node*, size_t> scratch, std::string* weights = nullptr)
+      : locations_(std::move(locations)), scratch_(std::move(scratch)), weights_(weights) {}
 
   // Typed pointer expressions for a node's input (const) and output (mutable) data.
   std::string in(const ir::Node& node, size_t i) const;
@@ -47,6 +48,9 @@ class EmitContext {
   // Name of a namespace-scope `static const int64_t` array holding `values` (shared
   // between identical arrays).
   std::string array(const std::vector<int64_t>& values);
+  // Appends floats computed at compile time (e.g. packed weights) to the weights blob, 64-byte
+  // aligned; returns a `const float*` expression for them.
+  std::string add_weight_floats(const std::vector<float>& values);
 
   // Appends one line of the node's body (indentation is added).
   void line(const std::string& text);
@@ -64,6 +68,7 @@ class EmitContext {
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;
+  std::string* weights_ = nullptr;
   std::string arrays_;
   std::string body_;
 };

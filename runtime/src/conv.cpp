@@ -119,8 +119,25 @@ void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const flo
   conv2d_f32_epilogue(p, x, w, bias, y, scratch, Epilogue{}, pool);
 }
 
+size_t conv2d_packed_weight_floats(const Conv2dParams& p) noexcept {
+  if (p.group <= 0 || is_depthwise(p)) return 0;
+  return static_cast<size_t>(p.group) * gemm_f32_packed_a_floats(p.M / p.group, p.C / p.group * p.KH * p.KW);
+}
+
+void conv2d_pack_weights(const Conv2dParams& p, const float* w, float* packed) noexcept {
+  if (p.group <= 0 || is_depthwise(p)) return;
+  const int64_t mg = p.M / p.group, kg = p.C / p.group * p.KH * p.KW;
+  const size_t per_group = gemm_f32_packed_a_floats(mg, kg);
+  for (int64_t g = 0; g < p.group; ++g) gemm_f32_pack_a(false, mg, kg, w + g * mg * kg, kg, packed + g * per_group);
+}
+
 void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                          float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept {
+  conv2d_f32_prepacked(p, x, w, false, bias, y, scratch, epilogue, pool);
+}
+
+void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w, bool w_packed, const float* bias,
+                          float* y, float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept {
   if (p.N <= 0 || p.M <= 0 || p.OH <= 0 || p.OW <= 0 || p.group <= 0) return;
   const int64_t ohw = p.OH * p.OW;
   ConvArgs args{&p, x, w, bias, y, scratch, &epilogue};
@@ -152,8 +169,10 @@ void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, 
       }
       // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
       const int64_t y0 = (n * p.M + g * mg) * ohw;
-      gemm_f32_fused(false, false, mg, ohw, kg, 1.f, w + g * mg * kg, kg, b, ohw, 0.f, y + y0, ohw,
-                     bias ? bias + g * mg : nullptr, epilogue, y0, pool);
+      const GemmOperand wa{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
+                           kg, false, w_packed};
+      gemm_f32_ex(mg, ohw, kg, 1.f, wa, GemmOperand{b, ohw, false, false}, 0.f, y + y0, ohw,
+                  bias ? bias + g * mg : nullptr, epilogue, y0, pool);
     }
   }
 }

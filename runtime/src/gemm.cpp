@@ -33,12 +33,45 @@ constexpr int64_t kKC = 512;
 constexpr int64_t kMC = 72;    // multiple of kMR; kMC x kKC floats of A stay in L2
 constexpr int64_t kNC = 2048;  // multiple of kNR
 
+// Packed layouts (gemm_f32_pack_a / gemm_f32_pack_b), the order the loops below read them in:
+// A (M x K): for each K block of kKC (the last may be shorter, kc), all rows in panels of kMR
+//   rows (M rounded up to kMR, zero rows below M), each panel kc steps of kMR values;
+//   block pc starts at pc * Mpad, the panel of row i (a multiple of kMR) at i * kc within it.
+// B (K x N): for each column block of kNC (width nc rounded up to kNR: ncp), each K block
+//   holds panels of kNR columns, kc steps of kNR values; block (jc, pc) starts at
+//   jc * K + pc * ncp, the panel of column j at ((j - jc) / kNR) * kc * kNR within it.
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+const float* packed_a_panel(const float* p, int64_t M, int64_t i, int64_t pc, int64_t kc) {
+  return p + pc * round_up(M, kMR) + i * kc;
+}
+
+const float* packed_b_panel(const float* p, int64_t K, int64_t N, int64_t j, int64_t pc, int64_t kc) {
+  const int64_t jc = j / kNC * kNC;
+  const int64_t ncp = round_up(N - jc < kNC ? N - jc : kNC, kNR);
+  return p + jc * K + pc * ncp + (j - jc) / kNR * kc * kNR;
+}
+
+// An operand: plain (p, ld, trans) or packed (then rows x cols is op(X)'s shape, needed to
+// find panels; ld and trans are unused).
 struct Matrix {
   const float* p;
   int64_t ld;
   bool trans;
+  bool packed = false;
+  bool is_a = false;
+  int64_t rows = 0, cols = 0;
   // Element (r, c) of op(X).
-  float at(int64_t r, int64_t c) const { return trans ? p[c * ld + r] : p[r * ld + c]; }
+  float at(int64_t r, int64_t c) const {
+    if (!packed) return trans ? p[c * ld + r] : p[r * ld + c];
+    if (is_a) {  // rows x cols = M x K
+      const int64_t pc = c / kKC * kKC, kc = cols - pc < kKC ? cols - pc : kKC, i0 = r / kMR * kMR;
+      return packed_a_panel(p, rows, i0, pc, kc)[(c - pc) * kMR + (r - i0)];
+    }
+    // rows x cols = K x N
+    const int64_t pc = r / kKC * kKC, kc = rows - pc < kKC ? rows - pc : kKC, j0 = c / kNR * kNR;
+    return packed_b_panel(p, rows, cols, j0, pc, kc)[(r - pc) * kNR + (c - j0)];
+  }
 };
 
 // Packs rows [0, m) x cols [0, kc) of op(A) (already offset) into panels of kMR rows:
@@ -216,12 +249,15 @@ float* alloc_floats(int64_t n) {
 }
 
 // Unblocked fallback, used only when the packing buffers cannot be allocated.
+// (row0, col0): where this sub-problem starts in the whole product (packed operands are
+// addressed globally).
 void gemm_naive(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t K, float alpha, float beta,
-                float* C, int64_t ldc) {
+                float* C, int64_t ldc, int64_t row0, int64_t col0) {
+  const int64_t ar = a.packed ? row0 : 0, bc = b.packed ? col0 : 0;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float s = 0.f;
-      for (int64_t k = 0; k < K; ++k) s += a.at(i, k) * b.at(k, j);
+      for (int64_t k = 0; k < K; ++k) s += a.at(ar + i, k) * b.at(k, bc + j);
       float* c = C + i * ldc + j;
       *c = beta == 0.f ? alpha * s : alpha * s + beta * *c;
     }
@@ -263,6 +299,24 @@ void gemv_row(const float* a, int64_t a_stride, const Matrix& b, int64_t N, int6
   }
 }
 
+// M == 1 with B packed: each kNR-column panel is a contiguous stream of K rows.
+void gemv_packed_b(const Matrix& a, const Matrix& b, int64_t col0, int64_t N, int64_t K, float alpha, float beta,
+                   float* c) {
+  for (int64_t j = 0; j < N; j += kNR) {
+    const int64_t nr = N - j < kNR ? N - j : kNR;
+    float acc[kNR] = {};
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = K - pc < kKC ? K - pc : kKC;
+      const float* panel = packed_b_panel(b.p, b.rows, b.cols, col0 + j, pc, kc);
+      for (int64_t k = 0; k < kc; ++k) {
+        const float av = a.at(0, pc + k);
+        for (int64_t q = 0; q < kNR; ++q) acc[q] += av * panel[k * kNR + q];
+      }
+    }
+    for (int64_t q = 0; q < nr; ++q) c[j + q] = beta == 0.f ? alpha * acc[q] : alpha * acc[q] + beta * c[j + q];
+  }
+}
+
 // What is applied to each finished tile of C: a per-row bias, then the epilogue on each tile
 // row, with offsets counted from element 0 of the whole output (`base` + i * ldc + j).
 struct TileFinish {
@@ -289,20 +343,24 @@ void finish_block(const TileFinish& f, float* c, int64_t ldc, int64_t i0, int64_
 // sub-problem's C starts in the whole C, for `finish`.
 void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t K, float alpha, float beta,
                  float* C, int64_t ldc, bool use_gemv, const TileFinish& finish, int64_t row0, int64_t col0) {
-  if (use_gemv) {
-    gemv_row(a.p, a.trans ? a.ld : 1, b, N, K, alpha, beta, C);
+  if (use_gemv && !a.packed) {
+    if (b.packed)
+      gemv_packed_b(a, b, col0, N, K, alpha, beta, C);
+    else
+      gemv_row(a.p, a.trans ? a.ld : 1, b, N, K, alpha, beta, C);
     if (finish.any()) finish_block(finish, C, ldc, row0, col0, 1, N);
     return;
   }
   const int64_t kc_max = K < kKC ? K : kKC;
   const int64_t mc_max = M < kMC ? (M + kMR - 1) / kMR * kMR : kMC;
   const int64_t nc_max = N < kNC ? (N + kNR - 1) / kNR * kNR : kNC;
-  float* bufa = alloc_floats(mc_max * kc_max);
-  float* bufb = alloc_floats(kc_max * nc_max);
-  if (bufa == nullptr || bufb == nullptr) {
+  // A packed operand is read in place: only the other one needs a buffer.
+  float* bufa = a.packed ? nullptr : alloc_floats(mc_max * kc_max);
+  float* bufb = b.packed ? nullptr : alloc_floats(kc_max * nc_max);
+  if ((!a.packed && bufa == nullptr) || (!b.packed && bufb == nullptr)) {
     std::free(bufa);
     std::free(bufb);
-    gemm_naive(a, b, M, N, K, alpha, beta, C, ldc);
+    gemm_naive(a, b, M, N, K, alpha, beta, C, ldc, row0, col0);
     if (finish.any()) finish_block(finish, C, ldc, row0, col0, M, N);
     return;
   }
@@ -314,19 +372,28 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
       const int64_t kc = K - pc < kKC ? K - pc : kKC;
       const float beta_k = pc == 0 ? beta : 1.f;
       const bool last_k = pc + kc >= K;
-      const Matrix bsub{b.trans ? b.p + jc * b.ld + pc : b.p + pc * b.ld + jc, b.ld, b.trans};
-      pack_b(bsub, kc, nc, bufb);
+      if (!b.packed) {
+        const Matrix bsub{b.trans ? b.p + jc * b.ld + pc : b.p + pc * b.ld + jc, b.ld, b.trans};
+        pack_b(bsub, kc, nc, bufb);
+      }
       for (int64_t ic = 0; ic < M; ic += kMC) {
         const int64_t mc = M - ic < kMC ? M - ic : kMC;
-        const Matrix asub{a.trans ? a.p + pc * a.ld + ic : a.p + ic * a.ld + pc, a.ld, a.trans};
-        pack_a(asub, mc, kc, bufa);
+        const float* apack = nullptr;
+        if (a.packed) {
+          apack = packed_a_panel(a.p, a.rows, row0 + ic, pc, kc);
+        } else {
+          const Matrix asub{a.trans ? a.p + pc * a.ld + ic : a.p + ic * a.ld + pc, a.ld, a.trans};
+          pack_a(asub, mc, kc, bufa);
+          apack = bufa;
+        }
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t nr = nc - jr < kNR ? nc - jr : kNR;
-          const float* bp = bufb + (jr / kNR) * kc * kNR;
+          const float* bp = b.packed ? packed_b_panel(b.p, b.rows, b.cols, col0 + jc + jr, pc, kc)
+                                     : bufb + (jr / kNR) * kc * kNR;
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             float* ctile = C + (ic + ir) * ldc + jc + jr;
-            const float* ap = bufa + (ir / kMR) * kc * kMR;
+            const float* ap = apack + (ir / kMR) * kc * kMR;
             if (mr == kMR && nr == kNR) {
               kernel(kc, ap, bp, alpha, beta_k, ctile, ldc);
             } else {
@@ -375,14 +442,16 @@ void gemm_run(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t K,
   if (n_tiles >= m_tiles || M == 1) {
     pool->parallel_for(n_tiles, [p = &args](int64_t t0, int64_t t1) {
       const int64_t j0 = t0 * kNR, j1 = t1 * kNR < p->N ? t1 * kNR : p->N;
-      const Matrix bs{p->b.trans ? p->b.p + j0 * p->b.ld : p->b.p + j0, p->b.ld, p->b.trans};
+      Matrix bs = p->b;  // a packed B is addressed by global column (col0 below)
+      if (!bs.packed) bs.p = p->b.trans ? p->b.p + j0 * p->b.ld : p->b.p + j0;
       gemm_serial(p->a, bs, p->M, j1 - j0, p->K, p->alpha, p->beta, p->C + j0, p->ldc, p->M == 1, *p->finish, 0,
                   j0);
     });
   } else {
     pool->parallel_for(m_tiles, [p = &args](int64_t t0, int64_t t1) {
       const int64_t i0 = t0 * kMR, i1 = t1 * kMR < p->M ? t1 * kMR : p->M;
-      const Matrix as{p->a.trans ? p->a.p + i0 : p->a.p + i0 * p->a.ld, p->a.ld, p->a.trans};
+      Matrix as = p->a;  // a packed A is addressed by global row (row0 below)
+      if (!as.packed) as.p = p->a.trans ? p->a.p + i0 : p->a.p + i0 * p->a.ld;
       gemm_serial(as, p->b, i1 - i0, p->N, p->K, p->alpha, p->beta, p->C + i0 * p->ldc, p->ldc, false, *p->finish,
                   i0, 0);
     });
@@ -401,6 +470,45 @@ void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t
                        int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                        const Epilogue& epilogue, ThreadPool* pool) noexcept {
   gemm_f32_fused(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, epilogue, 0, pool);
+}
+
+size_t gemm_f32_packed_a_floats(int64_t M, int64_t K) noexcept {
+  return M <= 0 || K <= 0 ? 0 : static_cast<size_t>(K * round_up(M, kMR));
+}
+
+void gemm_f32_pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda, float* packed) noexcept {
+  for (int64_t pc = 0; pc < K; pc += kKC) {
+    const int64_t kc = K - pc < kKC ? K - pc : kKC;
+    const Matrix sub{trans_a ? A + pc * lda : A + pc, lda, trans_a};
+    pack_a(sub, M, kc, packed + pc * round_up(M, kMR));
+  }
+}
+
+size_t gemm_f32_packed_b_floats(int64_t K, int64_t N) noexcept {
+  return K <= 0 || N <= 0 ? 0 : static_cast<size_t>(K * round_up(N, kNR));
+}
+
+void gemm_f32_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb, float* packed) noexcept {
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = N - jc < kNC ? N - jc : kNC;
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = K - pc < kKC ? K - pc : kKC;
+      const Matrix sub{trans_b ? B + jc * ldb + pc : B + pc * ldb + jc, ldb, trans_b};
+      pack_b(sub, kc, nc, packed + jc * K + pc * round_up(nc, kNR));
+    }
+  }
+}
+
+void gemm_f32_ex(int64_t M, int64_t N, int64_t K, float alpha, const GemmOperand& A, const GemmOperand& B,
+                 float beta, float* C, int64_t ldc, const float* row_bias, const Epilogue& epilogue,
+                 int64_t offset_base, ThreadPool* pool) noexcept {
+  Matrix a{A.data, A.ld, A.trans, A.packed, true, M, K};
+  Matrix b{B.data, B.ld, B.trans, B.packed, false, K, N};
+  TileFinish finish;
+  finish.row_bias = row_bias;
+  finish.epilogue = &epilogue;
+  finish.base = offset_base;
+  gemm_run(a, b, M, N, K, alpha, beta, C, ldc, finish, pool);
 }
 
 void gemm_f32_fused(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,

@@ -4,6 +4,7 @@
 
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "kiln/rt/gemm.h"
 
 namespace kiln::codegen::cpp {
 
@@ -22,6 +23,71 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
                   at(w.dilations, 0, 1),  at(w.dilations, 1, 1)};
 }
 
+kiln::rt::Conv2dParams conv2d_params(const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
+  Window2d win = window_2d(node, {x.begin() + 2, x.end()}, {w.begin() + 2, w.end()});
+  return kiln::rt::Conv2dParams{x[0],         x[1],         win.H,        win.W,
+                                w[0],         win.KH,       win.KW,       win.OH,
+                                win.OW,       win.stride_h, win.stride_w, win.pad_top,
+                                win.pad_left, win.dil_h,    win.dil_w,    node.i("group")};
+}
+
+std::string unsupported_conv2d(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  size_t rank = node.input(0)->shape().rank();
+  if (rank != 3 && rank != 4)
+    return fmt::format("compiled {} supports 1-D and 2-D convolutions, not {}-D", node.op(), rank - 2);
+  return "";
+}
+
+size_t conv2d_scratch_bytes(const ir::Node& node) {
+  return kiln::rt::conv2d_scratch_floats(conv2d_params(node)) * sizeof(float);
+}
+
+bool conv2d_packs_weights(const ir::Node& node, size_t input) {
+  return input == 1 && is_f32_constant(node.input(1)) && kiln::rt::conv2d_packed_weight_floats(conv2d_params(node)) > 0;
+}
+
+void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epilogue) {
+  kiln::rt::Conv2dParams p = conv2d_params(node);
+  ctx.line(fmt::format(
+      "const kiln::rt::Conv2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
+      p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
+      p.pad_left, p.dil_h, p.dil_w, p.group));
+  std::string weights;
+  if (conv2d_packs_weights(node, 1)) {
+    // Packed now, once, for the GEMM kernel, rather than on every run.
+    std::vector<float> packed(kiln::rt::conv2d_packed_weight_floats(p));
+    kiln::rt::conv2d_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
+    weights = ctx.add_weight_floats(packed) + ", true";
+  } else {
+    weights = ctx.in(node, 1) + ", false";
+  }
+  bool needs_scratch = kiln::rt::conv2d_scratch_floats(p) > 0;
+  ctx.line(fmt::format("kiln::rt::conv2d_f32_prepacked(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0), weights,
+                       node.has_input(2) ? ctx.in(node, 2) : "nullptr", ctx.out(node, 0),
+                       needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr", epilogue));
+}
+
+bool is_f32_constant(const ir::Value* v) {
+  return v != nullptr && v->is_constant() && v->dtype() == ir::DType::F32;
+}
+
+std::string gemm_b_operand(EmitContext& ctx, const ir::Value* v, const std::string& expr, bool trans, int64_t K,
+                           int64_t N) {
+  if (!is_f32_constant(v))
+    return fmt::format("kiln::rt::GemmOperand{{{}, {}, {}, false}}", expr, trans ? K : N, trans);
+  // Packed now, once, rather than on every run (the runtime's own packing routine, so the
+  // layout always matches the kernel it ships).
+  std::vector<float> packed(kiln::rt::gemm_f32_packed_b_floats(K, N));
+  kiln::rt::gemm_f32_pack_b(trans, K, N, v->constant().data<float>(), trans ? K : N, packed.data());
+  return fmt::format("kiln::rt::GemmOperand{{{}, 0, false, true}}", ctx.add_weight_floats(packed));
+}
+
+bool gemm_packs_b(const ir::Node& node, size_t input) {
+  return input == 1 && is_f32_constant(node.input(1));
+}
+
 void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
   std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
   bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
@@ -33,11 +99,13 @@ void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
     ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank, bc.out_dims,
                          ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
   }
-  ctx.line(fmt::format("kiln::rt::{}({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}pool);",
-                       with_epilogue ? "gemm_f32_epilogue" : "gemm_f32", ta, tb, M, N, K,
-                       float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K,
-                       ctx.in(node, 1), tb ? K : N, float_literal(has_c ? beta : 0.0f, ir::DType::F32),
-                       ctx.out(node, 0), N, with_epilogue ? "ep, " : ""));
+  std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
+  ctx.line(fmt::format(
+      "kiln::rt::gemm_f32_ex({}, {}, {}, {}, kiln::rt::GemmOperand{{{}, {}, {}, false}}, {}, {}, {}, {}, nullptr, "
+      "{}, 0, pool);",
+      M, N, K, float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K, ta,
+      gemm_b_operand(ctx, node.input(1), b_expr, tb, K, N), float_literal(has_c ? beta : 0.0f, ir::DType::F32),
+      ctx.out(node, 0), N, with_epilogue ? "ep" : "kiln::rt::Epilogue{}"));
 }
 
 std::string attr_constants(const ir::OpDef& def, const ir::AttributeMap& attrs) {

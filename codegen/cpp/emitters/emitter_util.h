@@ -7,6 +7,7 @@
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emitter.h"
 #include "ir/op_registry.h"
+#include "kiln/rt/conv.h"
 
 namespace kiln::codegen::cpp {
 
@@ -22,9 +23,29 @@ struct Window2d {
 Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
                    std::vector<int64_t> kernel);
 
-// Gemm semantics (Y = alpha * op(A) op(B) + beta * C, C broadcast) through gemm_f32, or
-// through gemm_f32_epilogue with an `ep` the caller has declared.
+// Gemm semantics (Y = alpha * op(A) op(B) + beta * C, C broadcast) through the runtime's
+// GEMM, with an `ep` the caller has declared when with_epilogue. A constant B is packed here,
+// at compile time (gemm_packs_b says when).
 void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue);
+bool gemm_packs_b(const ir::Node& node, size_t input);
+
+// Conv and kiln.FusedConv (1-D and 2-D) as the runtime's 2-D parameters (1-D lifted to H = 1).
+kiln::rt::Conv2dParams conv2d_params(const ir::Node& node);
+// Empty when the conv compiles, else why not.
+std::string unsupported_conv2d(const ir::Node& node);
+size_t conv2d_scratch_bytes(const ir::Node& node);
+// Writes `const kiln::rt::Conv2dParams p` and the call, with `epilogue` (an expression) and
+// the weights packed at compile time when they are constant (conv2d_packs_weights).
+void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epilogue);
+bool conv2d_packs_weights(const ir::Node& node, size_t input);
+
+// True when `v` is an f32 constant (weights the emitter may rearrange at compile time).
+bool is_f32_constant(const ir::Value* v);
+
+// `kiln::rt::GemmOperand{...}` for B (K x N, transposed as stored when trans): packed into
+// the weights at compile time when `v` is an f32 constant, else read as it is from `expr`.
+std::string gemm_b_operand(EmitContext& ctx, const ir::Value* v, const std::string& expr, bool trans, int64_t K,
+                           int64_t N);
 
 // "constexpr float alpha = 0.2f; ..." for every attribute `def` declares: its value in
 // `attrs`, or its default (an elementwise op's scalar expression reads them by name).

@@ -10,7 +10,6 @@
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
-#include "kiln/rt/conv.h"
 
 namespace kiln::codegen::cpp {
 
@@ -56,38 +55,9 @@ void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_
       setup, sum, activation_expr(node)));
 }
 
-kiln::rt::Conv2dParams conv_params(const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
-  Window2d win = window_2d(node, std::vector<int64_t>(x.begin() + 2, x.end()),
-                           std::vector<int64_t>(w.begin() + 2, w.end()));
-  return kiln::rt::Conv2dParams{x[0],         x[1],         win.H,       win.W,        w[0],      win.KH,
-                                win.KW,       win.OH,       win.OW,      win.stride_h, win.stride_w,
-                                win.pad_top,  win.pad_left, win.dil_h,   win.dil_w,    node.i("group")};
-}
-
-std::string unsupported_conv(const ir::Node& node) {
-  if (std::string r = require_f32(node); !r.empty()) return r;
-  size_t rank = node.input(0)->shape().rank();
-  if (rank != 3 && rank != 4)
-    return fmt::format("compiled convolutions are 1-D and 2-D, not {}-D", rank - 2);
-  return "";
-}
-
-size_t conv_scratch(const ir::Node& node) {
-  return kiln::rt::conv2d_scratch_floats(conv_params(node)) * sizeof(float);
-}
-
 void emit_conv(EmitContext& ctx, const ir::Node& node) {
-  kiln::rt::Conv2dParams p = conv_params(node);
-  ctx.line(fmt::format(
-      "const kiln::rt::Conv2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
-      p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
-      p.pad_left, p.dil_h, p.dil_w, p.group));
   emit_epilogue(ctx, node, 3);
-  bool needs_scratch = kiln::rt::conv2d_scratch_floats(p) > 0;
-  ctx.line(fmt::format("kiln::rt::conv2d_f32_epilogue(p, {}, {}, {}, {}, {}, ep, pool);", ctx.in(node, 0),
-                       ctx.in(node, 1), ctx.in(node, 2), ctx.out(node, 0),
-                       needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr"));
+  emit_conv2d(ctx, node, "ep");
 }
 
 void emit_fused_gemm(EmitContext& ctx, const ir::Node& node) {
@@ -106,9 +76,11 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
   int64_t K = a.back(), N = b.back(), rows = ir::numel(a) / K;
   emit_epilogue(ctx, node, 3, 2, N);
+  std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
   ctx.line(fmt::format(
-      "kiln::rt::gemm_f32_epilogue(false, false, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {1}, 0.0f, {5}, {1}, ep, pool);",
-      rows, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
+      "kiln::rt::gemm_f32_ex({}, {}, {}, 1.0f, kiln::rt::GemmOperand{{{}, {}, false, false}}, {}, 0.0f, {}, {}, "
+      "nullptr, ep, 0, pool);",
+      rows, N, K, ctx.in(node, 0), K, gemm_b_operand(ctx, node.input(1), b_expr, false, K, N), ctx.out(node, 0), N));
 }
 
 // kiln.Elementwise: one loop; each step is a lambda holding its op's scalar expression.
@@ -147,9 +119,12 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
 
 void register_fused_emitters(EmitterRegistry& r) {
   r.add("kiln.Elementwise", Emitter{.emit = emit_elementwise_chain});
-  r.add("kiln.FusedConv", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .scratch_bytes = conv_scratch});
-  r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32});
-  r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul});
+  r.add("kiln.FusedConv", Emitter{.emit = emit_conv,
+                                  .unsupported = unsupported_conv2d,
+                                  .scratch_bytes = conv2d_scratch_bytes,
+                                  .packs_input = conv2d_packs_weights});
+  r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
+  r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul, .packs_input = gemm_packs_b});
 }
 
 }  // namespace kiln::codegen::cpp

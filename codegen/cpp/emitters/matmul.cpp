@@ -19,10 +19,15 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> batch = ir::broadcast_dims(a_batch, b_batch);
   int64_t nb = ir::numel(batch);
 
-  // B shared by every batch and A contiguous: one GEMM over all rows of A.
+  // B shared by every batch and A contiguous: one GEMM over all rows of A (B packed at compile
+// time when it is a weight).
   if (ir::numel(b_batch) == 1) {
-    ctx.line(fmt::format("kiln::rt::gemm_f32(false, false, {}, {}, {}, 1.0f, {}, {}, {}, {}, 0.0f, {}, {}, pool);",
-                         nb * M, N, K, ctx.in(node, 0), K, ctx.in(node, 1), N, ctx.out(node, 0), N));
+    std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
+    ctx.line(fmt::format(
+        "kiln::rt::gemm_f32_ex({}, {}, {}, 1.0f, kiln::rt::GemmOperand{{{}, {}, false, false}}, {}, 0.0f, {}, {}, "
+        "nullptr, kiln::rt::Epilogue{{}}, 0, pool);",
+        nb * M, N, K, ctx.in(node, 0), K, gemm_b_operand(ctx, node.input(1), b_expr, false, K, N), ctx.out(node, 0),
+        N));
     return;
   }
   std::vector<int64_t> as = ir::broadcast_strides(a_batch, batch);
@@ -39,12 +44,20 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
                        M, N, K, ctx.array(a_off), ctx.array(b_off), M * N));
 }
 
+// The emitter above packs B when it is a weight shared by every batch.
+bool matmul_packs_b(const ir::Node& node, size_t input) {
+  if (input != 1 || !is_f32_constant(node.input(1))) return false;
+  std::vector<int64_t> b = dims_of(node.input(1));
+  return b.size() <= 2;
+}
+
 }  // namespace
 
 void register_matmul_emitters(EmitterRegistry& r) {
   r.add("Gemm", Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_gemm(ctx, node, false); },
-                        .unsupported = require_f32});
-  r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32});
+                        .unsupported = require_f32,
+                        .packs_input = gemm_packs_b});
+  r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32, .packs_input = matmul_packs_b});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -32,4 +32,13 @@ void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const flo
 void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                          float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept;
 
+// Weights packed at compile time for the GEMM path (every conv but depthwise): the floats
+// needed (0 when the conv reads its weights as they are), and the packing.
+size_t conv2d_packed_weight_floats(const Conv2dParams& p) noexcept;
+void conv2d_pack_weights(const Conv2dParams& p, const float* w, float* packed) noexcept;
+
+// conv2d_f32_epilogue; with w_packed, w is conv2d_pack_weights's output for p.
+void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w, bool w_packed, const float* bias,
+                          float* y, float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept;
+
 }  // namespace kiln::rt

@@ -1,6 +1,7 @@
 // Single-precision matrix multiply.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kiln/rt/epilogue.h"
@@ -31,5 +32,27 @@ void gemm_f32_fused(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                     const float* row_bias, const Epilogue& epilogue, int64_t offset_base,
                     ThreadPool* pool) noexcept;
+
+// Constant operands (weights) packed once, at compile time, into the micro-kernel's panel
+// order, so that runs never repack them. The size functions give the packed floats; the
+// layout is private to this runtime version (the compiler packs with the runtime it emits).
+size_t gemm_f32_packed_a_floats(int64_t M, int64_t K) noexcept;
+void gemm_f32_pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda, float* packed) noexcept;
+size_t gemm_f32_packed_b_floats(int64_t K, int64_t N) noexcept;
+void gemm_f32_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb, float* packed) noexcept;
+
+// One operand of gemm_f32_ex: a plain matrix (data, ld, trans as in gemm_f32), or packed by
+// gemm_f32_pack_a / gemm_f32_pack_b for exactly this M, N, K (ld and trans then unused).
+struct GemmOperand {
+  const float* data;
+  int64_t ld;
+  bool trans;
+  bool packed;
+};
+
+// gemm_f32_fused with either operand possibly packed.
+void gemm_f32_ex(int64_t M, int64_t N, int64_t K, float alpha, const GemmOperand& A, const GemmOperand& B,
+                 float beta, float* C, int64_t ldc, const float* row_bias, const Epilogue& epilogue,
+                 int64_t offset_base, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt
