@@ -328,6 +328,68 @@ def make_ops_mix():
     return m, [a, b, idx], None
 
 
+@model("transformer",
+       "two-layer BERT-style encoder, input [1,8,32] and mask [1,8] (1 attend, 0 padding; "
+       "the last 2 positions padded): self-attention with 4 heads (Q/K/V Linear, heads split "
+       "by view/permute, scores / sqrt(8) + (1 - mask) * -10000, Softmax, heads merged), "
+       "residual + LayerNorm, FFN 32-64-32 with GELU (erf in layer 1, tanh in layer 2), "
+       "residual + LayerNorm",
+       "PyTorch plain nn.Module, torch.onnx.export opset 13 (LayerNorm and GELU decomposed)")
+def make_transformer():
+    import math
+
+    import torch
+    from torch import nn
+
+    hidden, heads, ffn, seq = 32, 4, 64, 8
+
+    class Layer(nn.Module):
+        def __init__(self, approximate):
+            super().__init__()
+            self.q, self.k, self.v = (nn.Linear(hidden, hidden) for _ in range(3))
+            self.out = nn.Linear(hidden, hidden)
+            self.norm1 = nn.LayerNorm(hidden)
+            self.ff1, self.ff2 = nn.Linear(hidden, ffn), nn.Linear(ffn, hidden)
+            self.gelu = nn.GELU(approximate=approximate)
+            self.norm2 = nn.LayerNorm(hidden)
+
+        def split(self, x):
+            b, s, _ = x.shape
+            return x.view(b, s, heads, hidden // heads).permute(0, 2, 1, 3)
+
+        def forward(self, x, mask):
+            q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hidden // heads)
+            ctx = torch.matmul(torch.softmax(scores + mask, dim=-1), v).permute(0, 2, 1, 3)
+            ctx = ctx.contiguous().view(x.shape[0], x.shape[1], hidden)
+            x = self.norm1(x + self.out(ctx))
+            return self.norm2(x + self.ff2(self.gelu(self.ff1(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Layer("none"), Layer("tanh")])
+
+        def forward(self, x, mask):
+            additive = (1.0 - mask[:, None, None, :]) * -10000.0
+            for layer in self.layers:
+                x = layer(x, additive)
+            return x
+
+    torch.manual_seed(0)
+    net = Encoder()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.LayerNorm):
+                m.weight.copy_(1.0 + 0.1 * torch.randn_like(m.weight))
+                m.bias.copy_(0.1 * torch.randn_like(m.bias))
+    x = rng(5).standard_normal((1, seq, hidden)).astype(np.float32)
+    mask = np.ones((1, seq), np.float32)
+    mask[:, -2:] = 0
+    m, ref = export_torch(net, [x, mask], opset=13)
+    return m, [x, mask], ref
+
+
 # ------------------------------------------------------------------------ main
 
 def write_atomic(path: Path, data: bytes) -> None:
