@@ -20,8 +20,15 @@ std::optional<std::vector<int64_t>> int_list_input(const Node& node, size_t inpu
   require_dtype(node, input, {DType::I64});
   if (v->shape().rank() != 1)
     fail("{}: input '{}' must be 1-D, got {}", node.describe(), v->name(), v->shape().str());
-  if (!v->is_constant()) return std::nullopt;
-  return v->constant().to_int64_vector();
+  if (v->is_constant()) return v->constant().to_int64_vector();
+  // The output of a Constant node (exporters write axes and shapes so) is known before
+  // constant folding runs: shape inference at import needs it to know ranks.
+  const Node* p = v->producer();
+  if (p != nullptr && p->op() == "Constant" && p->has_attr("value")) {
+    const Tensor& t = p->attr("value").t();
+    if (t.defined() && t.dtype() == DType::I64 && t.rank() == 1) return t.to_int64_vector();
+  }
+  return std::nullopt;
 }
 
 // The length of a 1-D input whose values are unknown; fails if that is unknown too.

@@ -193,4 +193,14 @@ TEST_CASE("Reshape with an overflowing target shape fails instead of wrapping") 
         "node 'n' (Reshape): shape is too large");
 }
 
+TEST_CASE("Unsqueeze: axes from a Constant node are known at import (before folding)") {
+  // PyTorch writes Shape -> Gather -> Unsqueeze(axes = Constant) -> Concat -> Expand; without
+  // the axes' values the Concat's length, and so Expand's rank, would be unknown.
+  OpTest t;
+  Value* x = t.input("x", DType::I64, Shape{});
+  Node* axes = t.node("Constant", {}, {{"value", i64s({0})}});
+  infer_node(*axes);
+  CHECK(infer(t.node("Unsqueeze", {x, axes->output(0)})) == Shape{1});
+}
+
 }  // namespace kiln::ir::test
