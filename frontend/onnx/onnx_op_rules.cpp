@@ -165,40 +165,54 @@ void convert_concat(NodeEmitter&, PendingNode& node, int) {
 
 // --- Dropout: Identity at inference -------------------------------------------------------
 
-std::string check_dropout(const NodeView& n) {
-  if (output_used(n, 1)) return "its mask output is used (training only)";
-  if (n.proto.input_size() > 2 && !n.proto.input(2).empty()) {
-    const onnx::TensorProto* t = n.hints.initializer(n.proto.input(2));
-    bool is_false = t && t->data_type() == onnx::TensorProto::BOOL &&
-                    ((t->raw_data().size() == 1 && t->raw_data()[0] == 0) ||
-                     (t->int32_data_size() == 1 && t->int32_data(0) == 0));
-    if (!is_false) return "training_mode is not a constant false";
-  }
-  return "";
+// Whether training_mode is omitted or a constant false.
+bool dropout_inference(const PendingNode& node) {
+  if (node.inputs.size() <= 2 || !node.inputs[2]) return true;
+  const ir::Value* t = node.inputs[2];
+  return t->is_constant() && t->constant().dtype() == DType::Bool && t->constant().numel() == 1 &&
+         t->constant().as_double(0) == 0;
 }
 
-void convert_dropout(NodeEmitter&, PendingNode& node, int) {
-  node.op = "Identity";
-  node.inputs.resize(1);
-  node.outputs.resize(1);
-  node.attrs.clear();  // ratio, seed, is_test
+// Identity when there is no mask output and training_mode is off; otherwise the IR's
+// Dropout, which makes the mask (all true) and rejects training with a nonzero ratio.
+void convert_dropout(NodeEmitter&, PendingNode& node, int opset) {
+  take_attr(node, "ratio");    // Dropout-1..11: an attribute; the mask is all true at inference
+  take_attr(node, "is_test");  // Dropout-1..6
+  take_attr(node, "seed");
+  if (opset < 12) node.inputs.resize(1);
+  const bool mask = node.outputs.size() > 1 && !node.outputs[1].empty();
+  if (!mask && dropout_inference(node)) {
+    node.op = "Identity";
+    node.inputs.resize(1);
+    node.outputs.resize(1);
+    node.attrs.clear();
+  }
 }
 
 // --- BatchNormalization: legacy attributes; training outputs must be unused -------------------
 
+// training_mode=1 (opset 14 on) normalizes by the batch's statistics and may output the
+// updated running mean and variance; the IR op does that.
+bool batch_norm_training(const NodeView& n) {
+  const auto* a = find_attr(n.proto, "training_mode");
+  return n.opset >= 14 && a && a->i() != 0;
+}
+
 std::string check_batch_norm(const NodeView& n) {
-  if (const auto* a = find_attr(n.proto, "training_mode"); a && a->i() != 0)
-    return "training_mode=1 is not supported";
   if (const auto* a = find_attr(n.proto, "spatial"); a && a->i() == 0)
     return "spatial=0 is not supported";
   if (const auto* a = find_attr(n.proto, "is_test"); a && a->i() == 0)
     return "is_test=0 (training) is not supported";
+  if (batch_norm_training(n)) return "";
   for (int i = 1; i < n.proto.output_size(); ++i)
     if (output_used(n, i)) return "its training outputs (running or saved statistics) are used";
   return "";
 }
 
-void convert_batch_norm(NodeEmitter&, PendingNode& node, int) { node.outputs.resize(1); }
+void convert_batch_norm(NodeEmitter&, PendingNode& node, int) {
+  auto mode = node.attrs.find("training_mode");
+  if (mode == node.attrs.end() || mode->second.i() == 0) node.outputs.resize(1);
+}
 
 // --- Constant: every form becomes the `value` tensor ----------------------------------------
 
@@ -295,8 +309,8 @@ const std::vector<OpRule>& rules() {
        .emits = {"LogSoftmax", "Flatten", "Shape", "Reshape"}, .convert = convert_softmax},
       {.op_type = "Hardmax", .canonical_since = 13,
        .emits = {"Hardmax", "Flatten", "Shape", "Reshape"}, .convert = convert_softmax},
-      {.op_type = "Dropout", .canonical_since = kAlways, .emits = {"Identity"},
-       .check = check_dropout, .convert = convert_dropout},
+      {.op_type = "Dropout", .canonical_since = kAlways, .emits = {"Identity", "Dropout"},
+       .convert = convert_dropout},
       {.op_type = "BatchNormalization", .canonical_since = kAlways,
        .noop_attrs = {"spatial", "is_test", "momentum", "training_mode"}, .check = check_batch_norm,
        .convert = convert_batch_norm},

@@ -1,4 +1,4 @@
-// Activation functions (ir/ops/activation_ops.def) and Hardmax.
+// Activation functions (ir/ops/activation_ops.def), Hardmax and Dropout (at inference).
 #include "ir/ops/elementwise_eval.h"
 
 namespace kiln::ir {
@@ -41,6 +41,49 @@ void eval_hardmax(const Node& n, std::span<const Tensor* const> in, std::vector<
   });
 }
 
+// ---- Dropout -------------------------------------------------------------------------------
+
+// Dropout's ratio (default 0.5) and training_mode (default false) from constant or given
+// inputs; a missing value (not known yet) reads as the default.
+void dropout_mode(const Node& n, const Tensor* ratio, const Tensor* training, double& r, bool& train) {
+  r = ratio ? ratio->as_double(0) : 0.5;
+  train = training && training->as_double(0) != 0;
+  if (ratio && (ratio->numel() != 1 || r < 0 || r >= 1))
+    fail("{}: ratio must be one value in [0, 1), got {}", n.describe(), ratio->shape().str());
+  if (training && training->numel() != 1)
+    fail("{}: training_mode must be one value, got {}", n.describe(), training->shape().str());
+  if (train && r != 0)
+    fail("{}: training_mode with ratio {} drops random elements; kiln runs Dropout at inference only",
+         n.describe(), r);
+}
+
+const Tensor* constant_input(const Node& n, size_t i) {
+  return n.has_input(i) && n.input(i)->is_constant() ? &n.input(i)->constant() : nullptr;
+}
+
+void infer_dropout(Node& n) {
+  if (n.has_input(1)) require_float(n, 1);
+  if (n.has_input(2)) require_dtype(n, 2, {DType::Bool});
+  double r;
+  bool train;
+  dropout_mode(n, constant_input(n, 1), constant_input(n, 2), r, train);
+  n.output(0)->set_type(n.input(0)->dtype(), n.input(0)->shape());
+  if (n.num_outputs() > 1) n.output(1)->set_type(DType::Bool, n.input(0)->shape());
+}
+
+// At inference (or with ratio 0) the output is the input and the mask is all true.
+void eval_dropout(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  double r;
+  bool train;
+  dropout_mode(n, optional_input(in, 1), optional_input(in, 2), r, train);
+  out[0] = *in[0];
+  if (out.size() > 1) {
+    out[1] = Tensor(DType::Bool, in[0]->dims());
+    bool* mask = out[1].mutable_data<bool>();
+    for (int64_t i = 0; i < in[0]->numel(); ++i) mask[i] = true;
+  }
+}
+
 }  // namespace
 
 void register_activation_ops(Registry& r) {
@@ -51,6 +94,15 @@ void register_activation_ops(Registry& r) {
 #undef KILN_UNARY_OP
 #undef KILN_BINARY_OP
 
+  r.add(OpDef{
+      .name = "Dropout",
+      .summary = "the input unchanged and an all-true mask (inference, or training with ratio 0)",
+      .inputs = {{"data"}, {"ratio", true}, {"training_mode", true}},
+      .outputs = {"output", "mask"},
+      .min_outputs = 1,
+      .infer = infer_dropout,
+      .eval = eval_dropout,
+  });
   r.add(OpDef{
       .name = "Hardmax",
       .summary = "1 at the first maximum along axis, 0 elsewhere",

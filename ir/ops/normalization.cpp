@@ -1,20 +1,21 @@
-// BatchNormalization (inference form), Softmax and LogSoftmax.
+// BatchNormalization (inference, and training mode with batch statistics), Softmax and
+// LogSoftmax.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "ir/ops/op_helpers.h"
+#include "kiln/rt/normalize.h"
 
 namespace kiln::ir {
 namespace {
 
 // Validates BatchNormalization's shapes: X [N, C, ...] and four [C] vectors.
 void check_batch_norm(const Node& node, const Shape& x, const std::vector<Shape>& params) {
-  if (node.i("training_mode") != 0)
-    fail("{}: training_mode {} is not supported (inference only)", node.describe(),
-         node.i("training_mode"));
-  if (node.num_outputs() > 1)
-    fail("{}: only output Y is supported (running mean and var are training outputs)",
+  if (node.i("training_mode") != 0 && node.i("training_mode") != 1)
+    fail("{}: training_mode must be 0 or 1, got {}", node.describe(), node.i("training_mode"));
+  if (node.num_outputs() > 1 && node.i("training_mode") == 0)
+    fail("{}: only output Y is supported at inference (running mean and var are training outputs)",
          node.describe());
   if (x.rank() < 2)
     fail("{}: input X must have rank >= 2 (N, C, ...), got {}", node.describe(), x.str());
@@ -35,6 +36,24 @@ void infer_batch_norm(Node& node) {
   for (size_t i = 1; i < 5; ++i) params.push_back(node.input(i)->shape());
   check_batch_norm(node, node.input(0)->shape(), params);
   node.output(0)->set_type(node.input(0)->dtype(), node.input(0)->shape());
+  for (size_t i = 1; i < node.num_outputs(); ++i) node.output(i)->set_type(node.input(0)->dtype(), params[0]);
+}
+
+// Training mode: the batch's statistics, and the running ones updated (kiln/rt/normalize.h).
+void eval_batch_norm_training(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  const int64_t n = x.dims()[0], c = x.dims()[1];
+  const int64_t inner = n * c == 0 ? 0 : x.numel() / (n * c);
+  out[0] = Tensor(x.dtype(), x.dims());
+  for (size_t i = 1; i < out.size(); ++i) out[i] = Tensor(x.dtype(), std::vector<int64_t>{c});
+  visit_float(node, x.dtype(), [&]<class S>() {
+    using C = compute_t<S>;
+    rt::batch_norm_training<S, C>(n, c, inner, x.data<S>(), in[1]->data<S>(), in[2]->data<S>(), in[3]->data<S>(),
+                                  in[4]->data<S>(), static_cast<C>(node.f("epsilon")),
+                                  static_cast<C>(node.f("momentum")), out[0].mutable_data<S>(),
+                                  out.size() > 1 ? out[1].mutable_data<S>() : nullptr,
+                                  out.size() > 2 ? out[2].mutable_data<S>() : nullptr);
+  });
 }
 
 void eval_batch_norm(const Node& node, std::span<const Tensor* const> in,
@@ -43,6 +62,7 @@ void eval_batch_norm(const Node& node, std::span<const Tensor* const> in,
   std::vector<Shape> params;
   for (size_t i = 1; i < 5; ++i) params.push_back(in[i]->shape());
   check_batch_norm(node, x.shape(), params);
+  if (node.i("training_mode") != 0) return eval_batch_norm_training(node, in, out);
   out[0] = Tensor(x.dtype(), x.dims());
   const int64_t n = x.dims()[0], c = x.dims()[1];
   const int64_t inner = n * c == 0 ? 0 : x.numel() / (n * c);
@@ -136,7 +156,7 @@ Cost softmax_cost(const Node& node) {
 void register_normalization_ops(Registry& r) {
   r.add(OpDef{
       .name = "BatchNormalization",
-      .summary = "inference batch norm: (X - mean) / sqrt(var + epsilon) * scale + B per channel",
+      .summary = "(X - mean) / sqrt(var + epsilon) * scale + B per channel; training_mode: batch statistics",
       .inputs = {{"X"}, {"scale"}, {"B"}, {"input_mean"}, {"input_var"}},
       .outputs = {"Y", "running_mean", "running_var"},
       .min_outputs = 1,

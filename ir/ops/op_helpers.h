@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "ir/op_registry.h"
@@ -27,6 +28,16 @@ void require_same_dtype(const Node& node, size_t a, size_t b);
 const Tensor& require_constant(const Node& node, size_t input);
 // The axis normalized into [0, rank), or a failure naming the node, the axis and the rank.
 int64_t require_axis(const Node& node, int64_t axis, int64_t rank);
+
+// Calls fn.template operator()<S>() with S the storage type of the float dtype `dtype`;
+// fails naming the node for any other dtype.
+template <class Fn>
+void visit_float(const Node& node, DType dtype, Fn&& fn) {
+  visit_dtype(dtype, [&]<class S>() {
+    if constexpr (std::is_floating_point_v<compute_t<S>>) fn.template operator()<S>();
+    else fail("{}: {} is not supported", node.describe(), dtype_name(dtype));
+  });
+}
 
 // An eval input that may be omitted (absent or trailing): nullptr when so.
 inline const Tensor* optional_input(std::span<const Tensor* const> inputs, size_t i) {

@@ -1,7 +1,7 @@
 // Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
 // ReduceLogSum, ReduceLogSumExp, ReduceSumSquare (axes input, keepdims,
-// noop_with_empty_axes), ArgMax, ArgMin, CumSum, TopK. The references accumulate floats in
-// double and integers in int64.
+// noop_with_empty_axes), ArgMax, ArgMin, CumSum, CumProd, TopK. The references accumulate floats
+// in double and integers in int64.
 #include "ir/ops/reduce.h"
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <limits>
 #include <numeric>
 #include <cstring>
+
+#include "kiln/rt/reduce.h"
 
 namespace kiln::ir {
 namespace {
@@ -171,7 +173,7 @@ void eval_arg(const Node& node, std::span<const Tensor* const> in, std::vector<T
     }
 }
 
-// ---- CumSum --------------------------------------------------------------------------------
+// ---- CumSum, CumProd -----------------------------------------------------------------------
 
 void infer_cumsum(Node& node) {
   require_dtype(node, 1, {DType::I32, DType::I64});
@@ -189,22 +191,11 @@ void eval_cumsum(const Node& node, std::span<const Tensor* const> in, std::vecto
   int64_t outer, len, inner;
   split_at(x.dims(), reduce_axis(node, x.rank(), in), outer, len, inner);
   const bool exclusive = node.i("exclusive") != 0, reverse = node.i("reverse") != 0;
+  const bool product = node.op() == "CumProd";
   visit_dtype(x.dtype(), [&]<class T>() {
     using Acc = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;
-    const T* src = x.data<T>();
-    T* dst = out[0].mutable_data<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        Acc acc = 0;
-        for (int64_t s = 0; s < len; ++s) {
-          const int64_t k = reverse ? len - 1 - s : s;
-          const int64_t at = (o * len + k) * inner + i;
-          const Acc v = static_cast<Acc>(static_cast<compute_t<T>>(src[at]));
-          if (!exclusive) acc += v;
-          dst[at] = static_cast<T>(static_cast<compute_t<T>>(acc));
-          if (exclusive) acc += v;
-        }
-      }
+    if (product) rt::scan<true, T, Acc>(outer, len, inner, exclusive, reverse, x.data<T>(), out[0].mutable_data<T>());
+    else rt::scan<false, T, Acc>(outer, len, inner, exclusive, reverse, x.data<T>(), out[0].mutable_data<T>());
   });
 }
 
@@ -278,7 +269,7 @@ std::optional<std::vector<bool>> reduced_dims(const Node& node, int64_t rank,
 }
 
 int64_t reduce_axis(const Node& node, int64_t rank, std::span<const Tensor* const> in) {
-  if (node.op() != "CumSum") return require_axis(node, node.i("axis"), rank);
+  if (node.op() != "CumSum" && node.op() != "CumProd") return require_axis(node, node.i("axis"), rank);
   const Tensor* t = in.empty() ? &require_constant(node, 1) : in[1];
   return require_axis(node, t->as_int64(0), rank);
 }
@@ -322,6 +313,16 @@ void register_reduce_ops(Registry& r) {
   r.add(OpDef{
       .name = "CumSum",
       .summary = "running sums along axis (exclusive: without the element itself; reverse)",
+      .inputs = {{"x"}, {"axis"}},
+      .outputs = {"y"},
+      .attrs = {{"exclusive", AttrType::Int, Attribute(int64_t{0})},
+                {"reverse", AttrType::Int, Attribute(int64_t{0})}},
+      .infer = infer_cumsum,
+      .eval = eval_cumsum,
+  });
+  r.add(OpDef{
+      .name = "CumProd",
+      .summary = "running products along axis (exclusive: without the element itself; reverse)",
       .inputs = {{"x"}, {"axis"}},
       .outputs = {"y"},
       .attrs = {{"exclusive", AttrType::Int, Attribute(int64_t{0})},

@@ -13,7 +13,7 @@ namespace kiln::ir {
 // None reduced: the node is the identity (noop_with_empty_axes with no axes).
 std::optional<std::vector<bool>> reduced_dims(const Node& node, int64_t rank,
                                               std::span<const Tensor* const> in = {});
-// The axis of ArgMax, ArgMin, TopK, CumSum (CumSum's from its input), normalized.
+// The axis of ArgMax, ArgMin, TopK, CumSum, CumProd (the last two from their input), normalized.
 int64_t reduce_axis(const Node& node, int64_t rank, std::span<const Tensor* const> in = {});
 // TopK's k, when known.
 std::optional<int64_t> topk_k(const Node& node, std::span<const Tensor* const> in = {});

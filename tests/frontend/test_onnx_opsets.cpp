@@ -138,13 +138,13 @@ TEST_CASE("Softmax-11 of unknown rank uses the flattening form") {
   CHECK(op_sequence(*g) == std::vector<std::string>{"Relu", "Flatten", "Shape", "Softmax", "Reshape"});
 }
 
-TEST_CASE("Dropout becomes Identity") {
+TEST_CASE("Dropout becomes Identity; with a mask or training_mode it stays Dropout") {
   TempDir dir;
   for (int opset : {7, 12, 13}) {
     CAPTURE(opset);
     ModelBuilder m(opset);
     m.input("x", TensorProto::FLOAT, {int64_t{4}});
-    auto* d = m.node("Dropout", {"x"}, {"y", "mask"}, "drop");
+    auto* d = m.node("Dropout", {"x"}, {"y"}, "drop");
     attr_f(d, "ratio", 0.3f);
     m.output("y");
     auto g = frontend::import_onnx(m.save(dir));
@@ -156,26 +156,32 @@ TEST_CASE("Dropout becomes Identity") {
     CHECK(n->attrs().empty());
   }
 
-  ModelBuilder used(13);
+  ModelBuilder used(7);
   used.input("x", TensorProto::FLOAT, {int64_t{4}});
-  used.node("Dropout", {"x"}, {"y", "mask"}, "drop");
+  attr_f(used.node("Dropout", {"x"}, {"y", "mask"}, "drop"), "ratio", 0.3f);
   used.output("y");
   used.output("mask", TensorProto::BOOL);
-  std::string path = used.save(dir);
-  CHECK(import_error(path) ==
-        path + ": 1 unsupported node: Dropout (drop: its mask output is used (training only))");
+  auto g = frontend::import_onnx(used.save(dir));
+  const ir::Node* n = find_node(*g, "drop");
+  REQUIRE(n);
+  CHECK(n->op() == "Dropout");
+  CHECK(n->num_inputs() == 1);
+  CHECK(n->num_outputs() == 2);
+  CHECK(n->attrs().empty());
 
   ModelBuilder training(13);
   training.input("x", TensorProto::FLOAT, {int64_t{4}});
   training.input("train", TensorProto::BOOL, {});
   training.node("Dropout", {"x", "", "train"}, {"y"}, "drop");
   training.output("y");
-  path = training.save(dir);
-  CHECK(import_error(path) ==
-        path + ": 1 unsupported node: Dropout (drop: training_mode is not a constant false)");
+  g = frontend::import_onnx(training.save(dir));
+  n = find_node(*g, "drop");
+  REQUIRE(n);
+  CHECK(n->op() == "Dropout");
+  CHECK(n->num_inputs() == 3);
 }
 
-TEST_CASE("BatchNormalization: legacy attributes go, training is rejected") {
+TEST_CASE("BatchNormalization: legacy attributes go, training mode keeps its outputs") {
   TempDir dir;
   auto model = [](int opset) {
     ModelBuilder m(opset);
@@ -196,13 +202,26 @@ TEST_CASE("BatchNormalization: legacy attributes go, training is rejected") {
   CHECK(!n->has_attr("spatial"));
   CHECK(n->f("epsilon") == 1e-3f);
 
+  // training_mode=1 keeps its running-statistics outputs; the IR op computes them.
   ModelBuilder t = model(15);
-  attr_i(t.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn"),
+  attr_i(t.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y", "rm", "rv"}, "bn"),
          "training_mode", 1);
   t.output("y");
-  std::string path = t.save(dir);
-  CHECK(import_error(path) ==
-        path + ": 1 unsupported node: BatchNormalization (bn: training_mode=1 is not supported)");
+  t.output("rm");
+  g = frontend::import_onnx(t.save(dir));
+  n = find_node(*g, "bn");
+  REQUIRE(n);
+  CHECK(n->num_outputs() == 3);
+  CHECK(n->i("training_mode") == 1);
+
+  // At inference the training outputs must be unused.
+  ModelBuilder used = model(15);
+  used.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y", "rm", "rv"}, "bn");
+  used.output("y");
+  used.output("rm");
+  std::string path = used.save(dir);
+  CHECK(import_error(path) == path + ": 1 unsupported node: BatchNormalization (bn: its training outputs (running "
+                                     "or saved statistics) are used)");
 }
 
 TEST_CASE("Constant: every form becomes the value tensor") {

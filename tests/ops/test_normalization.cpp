@@ -15,6 +15,22 @@ TEST_CASE("BatchNormalization: (x - mean) / sqrt(var + eps) * scale + B per chan
   check_close(t.run1(n), {-1, 1, 0, 2});
 }
 
+TEST_CASE("BatchNormalization training mode: batch statistics and running ones") {
+  OpTest t;
+  // Channel 0: [1, 3], batch mean 2, var 1 -> [-1, 1]; channel 1: [2, 6], mean 4, var 4 ->
+  // [-1, 1] * 2 + 1 = [-1, 3]. Running stats with momentum 0.5 from mean [0, 0], var [1, 1]:
+  // mean [1, 2], var [1, 2.5].
+  Node* n = t.node("BatchNormalization",
+                   {t.input("x", f32({2, 2, 1}, {1, 2, 3, 6})), t.constant("s", f32({2}, {1, 2})),
+                    t.constant("b", f32({2}, {0, 1})), t.constant("m", f32({2}, {0, 0})),
+                    t.constant("v", f32({2}, {1, 1}))},
+                   {{"epsilon", 0.0f}, {"momentum", 0.5f}, {"training_mode", int64_t{1}}}, 3);
+  std::vector<Tensor> out = t.run(n);
+  check_close(out[0], {-1, -1, 1, 3});
+  check_close(out[1], {1, 2});
+  check_close(out[2], {1, 2.5});
+}
+
 TEST_CASE("BatchNormalization shape rule: symbolic dims and errors") {
   OpTest t;
   Value* x = t.input("x", DType::F32, sym({Dim::symbol("N"), 3, Dim::symbol("H")}));
@@ -23,11 +39,11 @@ TEST_CASE("BatchNormalization shape rule: symbolic dims and errors") {
     params.push_back(t.input(name, DType::F32, Shape{3}));
   std::vector<Value*> ins = {x, params[0], params[1], params[2], params[3]};
   CHECK(infer(t.node("BatchNormalization", ins)) == sym({Dim::symbol("N"), 3, Dim::symbol("H")}));
-  CHECK(infer_error(t.node("BatchNormalization", ins, {{"training_mode", int64_t{1}}})) ==
-        "node 'n' (BatchNormalization): training_mode 1 is not supported (inference only)");
+  CHECK(infer_error(t.node("BatchNormalization", ins, {{"training_mode", int64_t{2}}})) ==
+        "node 'n' (BatchNormalization): training_mode must be 0 or 1, got 2");
   CHECK(infer_error(t.node("BatchNormalization", ins, {}, 3)) ==
-        "node 'n' (BatchNormalization): only output Y is supported (running mean and var are "
-        "training outputs)");
+        "node 'n' (BatchNormalization): only output Y is supported at inference (running mean and var "
+        "are training outputs)");
   Value* wrong = t.input("w", DType::F32, Shape{4});
   CHECK(infer_error(t.node("BatchNormalization", {x, params[0], params[1], wrong, params[3]})) ==
         "node 'n' (BatchNormalization): input_mean [4] does not match the 3 channels of X [N,3,H]");

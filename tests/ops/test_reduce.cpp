@@ -1,4 +1,4 @@
-// Reduce*, ArgMax, ArgMin, CumSum, TopK: hand-computed cases.
+// Reduce*, ArgMax, ArgMin, CumSum, CumProd, TopK: hand-computed cases.
 #include <cmath>
 
 #include "op_test_util.h"
@@ -79,6 +79,23 @@ TEST_CASE("CumSum: exclusive and reverse") {
   CHECK(cumsum(1, 0) == std::vector<double>{0, 1, 3, 6});
   CHECK(cumsum(0, 1) == std::vector<double>{10, 9, 7, 4});
   CHECK(cumsum(1, 1) == std::vector<double>{9, 7, 4, 0});
+}
+
+TEST_CASE("CumProd: exclusive and reverse, int32 along axis 1") {
+  auto cumprod = [](int64_t exclusive, int64_t reverse) {
+    OpTest t;
+    Node* n = t.node("CumProd", {t.input("x", f32({4}, {1, 2, 3, 4})), t.constant("a", i64({}, {0}))},
+                     {{"exclusive", exclusive}, {"reverse", reverse}});
+    return values(t.run1(n));
+  };
+  CHECK(cumprod(0, 0) == std::vector<double>{1, 2, 6, 24});
+  CHECK(cumprod(1, 0) == std::vector<double>{1, 1, 2, 6});
+  CHECK(cumprod(0, 1) == std::vector<double>{24, 24, 12, 4});
+  CHECK(cumprod(1, 1) == std::vector<double>{24, 12, 4, 1});
+  OpTest t;
+  Node* n = t.node("CumProd", {t.input("x", Tensor::from_vector<int32_t>(DType::I32, {2, 2}, {2, 3, 4, 5})),
+                               t.constant("a", Tensor::from_vector<int32_t>(DType::I32, {}, {-1}))});
+  CHECK(values(t.run1(n)) == std::vector<double>{2, 6, 4, 20});
 }
 
 TEST_CASE("TopK: largest and smallest, ties by lower index") {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kiln/rt/norm.h"
+#include "kiln/rt/normalize.h"
 #include "kiln/rt/pool.h"
 #include "kiln/rt/thread_pool.h"
 #include "test_util.h"
@@ -142,4 +143,34 @@ TEST_CASE("softmax_f32 and log softmax over inner and outer axes") {
   std::vector<float> z = {0, 0, 0, 0};
   softmax_f32(1, 4, 1, z.data(), z.data(), false);
   for (float v : z) CHECK(v == doctest::Approx(0.25));
+}
+
+TEST_CASE("layer_norm and rms_norm over rows longer than the 8 partial sums") {
+  // Rows of 19 (two blocks of 8 and a tail of 3), checked against plain double loops.
+  const int64_t rows = 3, len = 19;
+  std::vector<float> x(rows * len), scale(len), bias(len);
+  for (int64_t i = 0; i < rows * len; ++i) x[i] = std::sin(0.7f * static_cast<float>(i)) * 3 + static_cast<float>(i % 5);
+  for (int64_t i = 0; i < len; ++i) {
+    scale[i] = 0.5f + 0.1f * static_cast<float>(i);
+    bias[i] = 0.25f * static_cast<float>(i) - 1;
+  }
+  std::vector<float> y(rows * len), mean(rows), inv(rows), r(rows * len);
+  layer_norm<float, float, float>(rows, len, x.data(), scale.data(), bias.data(), 1e-5f, y.data(), mean.data(), inv.data());
+  rms_norm<float, float>(rows, len, x.data(), scale.data(), 1e-5f, r.data());
+  for (int64_t row = 0; row < rows; ++row) {
+    double m = 0, v = 0, sq = 0;
+    for (int64_t i = 0; i < len; ++i) m += x[row * len + i];
+    m /= len;
+    for (int64_t i = 0; i < len; ++i) {
+      v += (x[row * len + i] - m) * (x[row * len + i] - m);
+      sq += static_cast<double>(x[row * len + i]) * x[row * len + i];
+    }
+    const double is = 1 / std::sqrt(v / len + 1e-5), ir = 1 / std::sqrt(sq / len + 1e-5);
+    CHECK(mean[row] == doctest::Approx(m).epsilon(1e-5));
+    CHECK(inv[row] == doctest::Approx(is).epsilon(1e-5));
+    for (int64_t i = 0; i < len; ++i) {
+      CHECK(y[row * len + i] == doctest::Approx((x[row * len + i] - m) * is * scale[i] + bias[i]).epsilon(1e-4));
+      CHECK(r[row * len + i] == doctest::Approx(x[row * len + i] * ir * scale[i]).epsilon(1e-4));
+    }
+  }
 }

@@ -1,4 +1,4 @@
-// BatchNormalization (inference) and Softmax / LogSoftmax, f32.
+// BatchNormalization (inference f32; training mode any float type) and Softmax / LogSoftmax, f32.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -11,6 +11,17 @@ void emit_batchnorm(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> x = dims_of(node.input(0));
   int64_t spatial = 1;
   for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  if (node.i("training_mode") != 0) {  // batch statistics (kiln/rt/normalize.h)
+    const ir::DType t = node.input(0)->dtype();
+    const std::string none = "static_cast<" + cpp_type(t) + "*>(nullptr)";
+    ctx.line(fmt::format("kiln::rt::batch_norm_training<{}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});",
+                         cpp_type(t), cpp_compute_type(t), x[0], x[1], spatial, ctx.in(node, 0), ctx.in(node, 1),
+                         ctx.in(node, 2), ctx.in(node, 3), ctx.in(node, 4), float_literal(node.f("epsilon"), t),
+                         float_literal(node.f("momentum"), t), ctx.out(node, 0),
+                         node.num_outputs() > 1 ? ctx.out(node, 1) : none,
+                         node.num_outputs() > 2 ? ctx.out(node, 2) : none));
+    return;
+  }
   ctx.line(fmt::format("kiln::rt::batchnorm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0],
                        x.size() > 1 ? x[1] : 1, spatial, ctx.in(node, 0), ctx.in(node, 1),
                        ctx.in(node, 2), ctx.in(node, 3), ctx.in(node, 4),
@@ -29,6 +40,12 @@ void emit_softmax(EmitContext& ctx, const ir::Node& node) {
                        node.op() == "LogSoftmax" ? "true" : "false"));
 }
 
+std::string unsupported_batchnorm(const ir::Node& node) {
+  if (node.i("training_mode") == 0) return require_f32(node);
+  if (!ir::is_float(node.input(0)->dtype())) return "training mode needs a float type";
+  return "";
+}
+
 std::string unsupported_softmax(const ir::Node& node) {
   if (std::string r = require_f32(node); !r.empty()) return r;
   if (node.input(0)->shape().rank() == 0) return "a scalar input is not supported";
@@ -38,7 +55,7 @@ std::string unsupported_softmax(const ir::Node& node) {
 }  // namespace
 
 void register_normalization_emitters(EmitterRegistry& r) {
-  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = require_f32});
+  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = unsupported_batchnorm});
   r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
   r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
 }

@@ -1,5 +1,5 @@
 // Reductions and scans through the runtime's typed templates (kiln/rt/reduce.h): Reduce*,
-// ArgMax, ArgMin, CumSum, TopK; and the generated-value ops ConstantOfShape, Range, Size,
+// ArgMax, ArgMin, CumSum, CumProd, TopK; and the generated-value ops ConstantOfShape, Range, Size,
 // EyeLike, Trilu (usually folded away; emitted when they are not).
 #include <fmt/format.h>
 
@@ -91,8 +91,8 @@ void emit_cumsum(EmitContext& ctx, const ir::Node& node) {
                          ctx.fail_stmt(node, fmt::format("axis is out of range for rank {}", rank))));
   }
   const ir::DType t = node.input(0)->dtype();
-  ctx.line(fmt::format("kiln::rt::cumsum<{}, {}>({}[axis], {}[axis], {}[axis], {}, {}, {}, {});",
-                       cpp_type(t), acc_type(t), ctx.array(outers), ctx.array(lens),
+  ctx.line(fmt::format("kiln::rt::scan<{}, {}, {}>({}[axis], {}[axis], {}[axis], {}, {}, {}, {});",
+                       node.op() == "CumProd", cpp_type(t), acc_type(t), ctx.array(outers), ctx.array(lens),
                        ctx.array(inners), node.i("exclusive") != 0, node.i("reverse") != 0,
                        ctx.in(node, 0), ctx.out(node, 0)));
 }
@@ -173,6 +173,7 @@ void register_reduce_emitters(EmitterRegistry& r) {
   r.add("ArgMax", Emitter{.emit = emit_arg});
   r.add("ArgMin", Emitter{.emit = emit_arg});
   r.add("CumSum", Emitter{.emit = emit_cumsum});
+  r.add("CumProd", Emitter{.emit = emit_cumsum});
   r.add("TopK", Emitter{.emit = emit_topk,
                         .unsupported = [](const ir::Node& n) { return need_constant(n, 1, "K"); },
                         .scratch_bytes = topk_scratch});

@@ -1,5 +1,5 @@
 // Reductions and scans, header-only so that the element type and the reduction inline:
-// Reduce* over any set of axes, ArgMax/ArgMin, CumSum, TopK. T is the storage type, Acc the
+// Reduce* over any set of axes, ArgMax/ArgMin, CumSum, CumProd, TopK. T is the storage type, Acc the
 // type sums are kept in (float for f16/bf16/f32, double for f64, int64_t for integers and bool).
 #pragma once
 
@@ -102,20 +102,26 @@ void arg_reduce(int64_t outer, int64_t len, int64_t inner, bool last, const T* x
     }
 }
 
-// Running sums along len of x[outer][len][inner].
-template <class T, class Acc>
-void cumsum(int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse, const T* x, T* y) {
+// Running sums (CumSum) or products (CumProd, Product) along len of x[outer][len][inner];
+// exclusive leaves the element itself out, reverse runs from the end.
+template <bool Product, class T, class Acc>
+void scan(int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse, const T* x, T* y) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      Acc acc = 0;
+      Acc acc = Product ? 1 : 0;
       for (int64_t s = 0; s < len; ++s) {
         const int64_t at = (o * len + (reverse ? len - 1 - s : s)) * inner + i;
         const Acc v = static_cast<Acc>(x[at]);
-        if (!exclusive) acc += v;
+        if (!exclusive) acc = Product ? acc * v : acc + v;
         y[at] = static_cast<T>(acc);
-        if (exclusive) acc += v;
+        if (exclusive) acc = Product ? acc * v : acc + v;
       }
     }
+}
+
+template <class T, class Acc>
+void cumsum(int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse, const T* x, T* y) {
+  scan<false, T, Acc>(outer, len, inner, exclusive, reverse, x, y);
 }
 
 // The k largest (or smallest) of each lane along len, sorted, ties by lower index; scratch
