@@ -1,6 +1,6 @@
-// Pass: remove nodes that pass their input through unchanged: Identity, and Reshape, Flatten,
-// Squeeze, Unsqueeze, Transpose and Cast whose result has the input's dtype, shape and
-// element order. Readers then read the input directly. A result that is a graph output
+// Pass: remove nodes that pass their input through unchanged: Identity, Dropout at inference
+// whose mask nobody reads, and Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast whose
+// result has the input's dtype, shape and element order. Readers then read the input directly. A result that is a graph output
 // keeps its node, so graph output names never change.
 #include <numeric>
 
@@ -33,12 +33,22 @@ bool is_no_op(const ir::Node& n) {
   return false;
 }
 
+// Dropout with training_mode omitted or a constant false, whose mask is unread.
+bool is_inference_dropout(const ir::Graph& graph, const ir::Node& n) {
+  if (n.op() != "Dropout") return false;
+  for (size_t i = 1; i < n.num_outputs(); ++i)
+    if (!n.output(i)->users().empty() || graph.is_graph_output(n.output(i))) return false;
+  if (!n.has_input(2)) return true;
+  const ir::Value* t = n.input(2);
+  return t->is_constant() && t->constant().numel() == 1 && t->constant().as_double(0) == 0;
+}
+
 }  // namespace
 
 void eliminate_identities(ir::Graph& graph) {
   std::vector<ir::Node*> doomed;
   for (const auto& n : graph.nodes()) {
-    if (!is_no_op(*n)) continue;
+    if (!is_no_op(*n) && !is_inference_dropout(graph, *n)) continue;
     ir::Value* out = n->output(0);
     if (graph.is_graph_output(out)) continue;
     graph.replace_all_uses(out, n->input(0));
