@@ -30,7 +30,10 @@ const PassInfo* find_pass(const std::string& name) {
 std::vector<std::string> default_pipeline() { return pipeline_for_level(2); }
 
 std::vector<std::string> pipeline_for_level(int level) {
-  std::vector<std::string> p = {"infer_shapes", "fold_constants", "eliminate_dead_code"};
+  // fold_constants infers each node's shape just before folding it, in order: a shape computed
+  // from Shape, Size and ConstantOfShape (LayerNormalization's function body) is folded before
+  // the Reshape that reads it needs its length, which a separate infer_shapes pass first cannot.
+  std::vector<std::string> p = {"fold_constants", "eliminate_dead_code"};
   if (level == 0) return p;
   if (level < 0 || level > 2) fail("-O{}: unknown optimization level (expected 0, 1 or 2)", level);
   for (const char* name : {"eliminate_identities", "eliminate_common_subexpressions",
