@@ -82,10 +82,21 @@ void check_signature(const Node& node) {
       fail("{}: missing required attribute '{}'", node.describe(), s.name);
 }
 
+// Storage-only dtypes reach only the ops that declare them (OpDef::storage_dtypes).
+template <class Values>
+void refuse_storage_dtypes(const Node& node, const char* what, const Values& values) {
+  for (const Value* v : values)
+    if (v && v->has_type() && is_storage_only(v->dtype()))
+      fail("{}: {} '{}' is {}, a storage-only dtype this op does not accept (convert it with Cast "
+           "first)",
+           node.describe(), what, v->name(), dtype_name(v->dtype()));
+}
+
 }  // namespace
 
 void infer_node(Node& node) {
   check_signature(node);
+  if (!node.def().storage_dtypes) refuse_storage_dtypes(node, "input", node.inputs());
   try {
     node.def().infer(node);
   } catch (const Error& e) {
@@ -93,6 +104,7 @@ void infer_node(Node& node) {
     if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;
     throw Error(msg);
   }
+  if (!node.def().storage_dtypes) refuse_storage_dtypes(node, "output", node.outputs());
 }
 
 std::vector<Tensor> eval_node(const Node& node, std::span<const Tensor* const> inputs) {

@@ -60,6 +60,9 @@ struct OpDef {
   // and `b` (binary), with `T` the compute type. The same text is compiled into the
   // reference implementation (ir/ops/elementwise_ops.def) and emitted by code generators.
   std::string scalar_expr;
+  // Accepts the storage-only dtypes (float8, float4, int4, int2...; ir/dtype.h) on its inputs
+  // and outputs. Ops without it are refused them by infer_node, so their code never sees one.
+  bool storage_dtypes = false;
 
   size_t min_inputs() const;
   size_t max_inputs() const;  // SIZE_MAX when variadic

@@ -55,8 +55,10 @@ bool reads_back_as(const std::string& s, F expected) {
 }
 
 // The elements as "[a, b, ...]", or nullopt where some element would not read back exactly
-// (a NaN payload, a bool byte other than 0 or 1); the caller then prints bytes.
+// (a NaN payload, a bool byte other than 0 or 1) or a storage-only dtype; the caller then
+// prints bytes.
 std::optional<std::string> element_list(const Tensor& t) {
+  if (is_storage_only(t.dtype())) return std::nullopt;  // float8, int4...: their bytes
   std::string out = "[";
   bool exact = true;
   visit_dtype(t.dtype(), [&]<class S>() {

@@ -95,14 +95,14 @@ void* Tensor::mutable_raw() {
 }
 
 double Tensor::as_double(int64_t i) const {
-  return visit_dtype(dtype_, [&]<class T>() -> double {
-    return static_cast<double>(static_cast<compute_t<T>>(data<T>()[i]));
+  return visit_any_dtype(dtype_, [&]<class T>() -> double {
+    return static_cast<double>(static_cast<widen_t<T>>(data<T>()[i]));
   });
 }
 
 int64_t Tensor::as_int64(int64_t i) const {
-  return visit_dtype(dtype_, [&]<class T>() -> int64_t {
-    return static_cast<int64_t>(static_cast<compute_t<T>>(data<T>()[i]));
+  return visit_any_dtype(dtype_, [&]<class T>() -> int64_t {
+    return static_cast<int64_t>(static_cast<widen_t<T>>(data<T>()[i]));
   });
 }
 

@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/shape.h"
 #include "kiln/rt/dtype.h"
+#include "kiln/rt/lowp.h"
 
 namespace kiln::ir {
 
@@ -116,6 +117,16 @@ template <> struct StorageOf<DType::U64> { using type = uint64_t; };
 template <> struct StorageOf<DType::I32> { using type = int32_t; };
 template <> struct StorageOf<DType::I64> { using type = int64_t; };
 template <> struct StorageOf<DType::Bool> { using type = bool; };
+template <> struct StorageOf<DType::F8E4M3FN> { using type = kiln::rt::f8e4m3fn; };
+template <> struct StorageOf<DType::F8E4M3FNUZ> { using type = kiln::rt::f8e4m3fnuz; };
+template <> struct StorageOf<DType::F8E5M2> { using type = kiln::rt::f8e5m2; };
+template <> struct StorageOf<DType::F8E5M2FNUZ> { using type = kiln::rt::f8e5m2fnuz; };
+template <> struct StorageOf<DType::F8E8M0> { using type = kiln::rt::f8e8m0; };
+template <> struct StorageOf<DType::F4E2M1> { using type = kiln::rt::f4e2m1; };
+template <> struct StorageOf<DType::I4> { using type = kiln::rt::i4; };
+template <> struct StorageOf<DType::U4> { using type = kiln::rt::u4; };
+template <> struct StorageOf<DType::I2> { using type = kiln::rt::i2; };
+template <> struct StorageOf<DType::U2> { using type = kiln::rt::u2; };
 
 template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::F32; }
@@ -131,14 +142,28 @@ template <> constexpr DType dtype_of<uint64_t>() { return DType::U64; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::I32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::I64; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <> constexpr DType dtype_of<kiln::rt::f8e4m3fn>() { return DType::F8E4M3FN; }
+template <> constexpr DType dtype_of<kiln::rt::f8e4m3fnuz>() { return DType::F8E4M3FNUZ; }
+template <> constexpr DType dtype_of<kiln::rt::f8e5m2>() { return DType::F8E5M2; }
+template <> constexpr DType dtype_of<kiln::rt::f8e5m2fnuz>() { return DType::F8E5M2FNUZ; }
+template <> constexpr DType dtype_of<kiln::rt::f8e8m0>() { return DType::F8E8M0; }
+template <> constexpr DType dtype_of<kiln::rt::f4e2m1>() { return DType::F4E2M1; }
+template <> constexpr DType dtype_of<kiln::rt::i4>() { return DType::I4; }
+template <> constexpr DType dtype_of<kiln::rt::u4>() { return DType::U4; }
+template <> constexpr DType dtype_of<kiln::rt::i2>() { return DType::I2; }
+template <> constexpr DType dtype_of<kiln::rt::u2>() { return DType::U2; }
 
 // Arithmetic on 16-bit floats is done in float.
 template <class T> struct ComputeOf { using type = T; };
 template <> struct ComputeOf<f16> { using type = float; };
 template <> struct ComputeOf<bf16> { using type = float; };
 template <class T> using compute_t = typename ComputeOf<T>::type;
+// The storage-only types are read as the type kiln::rt::widen_storage() gives (float or int).
+template <class T> using widen_t = decltype(kiln::rt::widen_storage(T{}));
 
-// Calls fn.template operator()<T>() with T the storage type of `dtype`.
+// Calls fn.template operator()<T>() with T the storage type of `dtype`. The storage-only
+// dtypes (float8, float4, int4, int2...) are not visited: they fail here, so ops that compute
+// never instantiate them; the few that handle them use visit_any_dtype.
 template <class Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -155,8 +180,49 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::I32: return fn.template operator()<int32_t>();
     case DType::I64: return fn.template operator()<int64_t>();
     case DType::Bool: return fn.template operator()<bool>();
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+    case DType::F8E8M0:
+    case DType::F4E2M1:
+    case DType::I4:
+    case DType::U4:
+    case DType::I2:
+    case DType::U2: fail("{} is a storage-only dtype: only conversions accept it", dtype_name(dtype));
   }
   fail("invalid dtype code {}", static_cast<int>(dtype));
+}
+
+// visit_dtype over every dtype, the storage-only ones included.
+template <class Fn>
+decltype(auto) visit_any_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::F8E4M3FN: return fn.template operator()<kiln::rt::f8e4m3fn>();
+    case DType::F8E4M3FNUZ: return fn.template operator()<kiln::rt::f8e4m3fnuz>();
+    case DType::F8E5M2: return fn.template operator()<kiln::rt::f8e5m2>();
+    case DType::F8E5M2FNUZ: return fn.template operator()<kiln::rt::f8e5m2fnuz>();
+    case DType::F8E8M0: return fn.template operator()<kiln::rt::f8e8m0>();
+    case DType::F4E2M1: return fn.template operator()<kiln::rt::f4e2m1>();
+    case DType::I4: return fn.template operator()<kiln::rt::i4>();
+    case DType::U4: return fn.template operator()<kiln::rt::u4>();
+    case DType::I2: return fn.template operator()<kiln::rt::i2>();
+    case DType::U2: return fn.template operator()<kiln::rt::u2>();
+    case DType::F32:
+    case DType::F64:
+    case DType::F16:
+    case DType::BF16:
+    case DType::I8:
+    case DType::U8:
+    case DType::I16:
+    case DType::U16:
+    case DType::U32:
+    case DType::U64:
+    case DType::I32:
+    case DType::I64:
+    case DType::Bool: break;
+  }
+  return visit_dtype(dtype, std::forward<Fn>(fn));
 }
 
 template <class T>

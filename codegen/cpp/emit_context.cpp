@@ -23,6 +23,16 @@ std::string cpp_type(ir::DType t) {
     case ir::DType::I32: return "int32_t";
     case ir::DType::I64: return "int64_t";
     case ir::DType::Bool: return "bool";
+    case ir::DType::F8E4M3FN: return "kiln::rt::f8e4m3fn";
+    case ir::DType::F8E4M3FNUZ: return "kiln::rt::f8e4m3fnuz";
+    case ir::DType::F8E5M2: return "kiln::rt::f8e5m2";
+    case ir::DType::F8E5M2FNUZ: return "kiln::rt::f8e5m2fnuz";
+    case ir::DType::F8E8M0: return "kiln::rt::f8e8m0";
+    case ir::DType::F4E2M1: return "kiln::rt::f4e2m1";
+    case ir::DType::I4: return "kiln::rt::i4";
+    case ir::DType::U4: return "kiln::rt::u4";
+    case ir::DType::I2: return "kiln::rt::i2";
+    case ir::DType::U2: return "kiln::rt::u2";
   }
   return "void";
 }

@@ -27,7 +27,7 @@ std::string onnx_dtype_name(int code) {
       "int32",     "int64",  "string", "bool",   "float16",      "double",
       "uint32",    "uint64", "complex64", "complex128", "bfloat16", "float8e4m3fn",
       "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1",
-      "float8e8m0"};
+      "float8e8m0", "uint2", "int2"};
   if (code >= 0 && code < static_cast<int>(std::size(kNames))) return kNames[code];
   return fmt::format("code {}", code);
 }
@@ -71,6 +71,36 @@ ir::Tensor view_or_copy(ir::DType dtype, const std::vector<int64_t>& dims,
     for (size_t i = 0; i < nbytes && clean; ++i) clean = p[i] <= 1;
   if (aligned && clean) return ir::Tensor::view(dtype, dims, std::move(buffer), offset);
   return copy_of(dtype, dims, p);
+}
+
+// Elements per byte in ONNX's files: int4, uint4 and float4e2m1 pack two, int2 and uint2
+// four, the first element in the low bits; kiln keeps one per byte.
+int elements_per_byte(ir::DType dtype) {
+  if (dtype == ir::DType::I4 || dtype == ir::DType::U4 || dtype == ir::DType::F4E2M1) return 2;
+  if (dtype == ir::DType::I2 || dtype == ir::DType::U2) return 4;
+  return 1;
+}
+
+// One byte per element from ONNX's packed form: the field's bits, sign-extended for the
+// signed integers (a float4's bits are kept as they are).
+ir::Tensor unpack(ir::DType dtype, const std::vector<int64_t>& dims, const uint8_t* packed) {
+  ir::Tensor t(dtype, dims);
+  auto* out = static_cast<uint8_t*>(t.mutable_raw());
+  const int per = elements_per_byte(dtype), bits = 8 / per;
+  const bool is_signed = dtype == ir::DType::I4 || dtype == ir::DType::I2;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    unsigned v = (packed[i / per] >> (bits * (i % per))) & ((1u << bits) - 1u);
+    if (is_signed && v >= (1u << (bits - 1))) v += 0x100u - (1u << bits);  // sign-extend in the byte
+    out[i] = static_cast<uint8_t>(v);
+  }
+  return t;
+}
+
+// The tensor held by `nbytes` bytes of `buffer` at `offset`, in ONNX's stored form.
+ir::Tensor from_stored(ir::DType dtype, const std::vector<int64_t>& dims,
+                       std::shared_ptr<const ir::Buffer> buffer, size_t offset, size_t nbytes) {
+  if (elements_per_byte(dtype) > 1) return unpack(dtype, dims, buffer->data() + offset);
+  return view_or_copy(dtype, dims, std::move(buffer), offset, nbytes);
 }
 
 std::optional<uint64_t> parse_decimal(const std::string& s) {
@@ -125,7 +155,9 @@ ir::Tensor TensorLoader::load(onnx::TensorProto& proto, const std::string& what)
   if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / 16 / elem)
     fail_tensor(what, fmt::format("shape {} is too large", dims_text(proto.dims())));
   const int64_t numel = static_cast<int64_t>(count);
-  const size_t nbytes = static_cast<size_t>(numel) * elem;
+  const int per_byte = elements_per_byte(*dtype);  // stored packed when > 1
+  const size_t nbytes = per_byte > 1 ? static_cast<size_t>((numel + per_byte - 1) / per_byte)
+                                     : static_cast<size_t>(numel) * elem;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     if (proto.has_raw_data()) fail_tensor(what, "has both external data and raw_data");
     return load_external(proto, *dtype, dims, nbytes, what);
@@ -143,7 +175,7 @@ ir::Tensor TensorLoader::load_raw(onnx::TensorProto& proto, ir::DType dtype,
                                   ir::dtype_name(dtype)));
   auto buffer = std::make_shared<StringBuffer>(std::move(*proto.mutable_raw_data()));
   proto.clear_raw_data();
-  return view_or_copy(dtype, dims, std::move(buffer), 0, nbytes);
+  return from_stored(dtype, dims, std::move(buffer), 0, nbytes);
 }
 
 ir::Tensor TensorLoader::load_typed(const onnx::TensorProto& proto, ir::DType dtype,
@@ -189,6 +221,32 @@ ir::Tensor TensorLoader::load_typed(const onnx::TensorProto& proto, ir::DType dt
         static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(v);
       }
       return t;
+    case DType::I4:
+    case DType::U4:
+    case DType::F4E2M1:
+    case DType::I2:
+    case DType::U2: {
+      // Packed bytes, one per int32.
+      const int per = elements_per_byte(dtype);
+      const int64_t stored = (numel + per - 1) / per;
+      if (proto.int32_data_size() != stored)
+        fail_tensor(what, fmt::format("has {} values in int32_data, expected {} (bytes packing {} "
+                                      "elements of {})",
+                                      proto.int32_data_size(), stored, numel, ir::dtype_name(dtype)));
+      std::vector<uint8_t> bytes(static_cast<size_t>(stored));
+      for (int64_t i = 0; i < stored; ++i) {
+        int32_t v = proto.int32_data(static_cast<int>(i));
+        if (v < 0 || v > 255)
+          fail_tensor(what, fmt::format("int32_data value {} at index {} is not a byte", v, i));
+        bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(v);
+      }
+      return unpack(dtype, dims, bytes.data());
+    }
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+    case DType::F8E8M0:
     case DType::I8:
     case DType::U8:
     case DType::I16:
@@ -205,6 +263,11 @@ ir::Tensor TensorLoader::load_typed(const onnx::TensorProto& proto, ir::DType dt
         case DType::I16: lo = -32768, hi = 32767; break;
         case DType::U16: lo = 0, hi = 65535; break;
         case DType::Bool: lo = 0, hi = 1; break;
+        case DType::F8E4M3FN:
+        case DType::F8E4M3FNUZ:
+        case DType::F8E5M2:
+        case DType::F8E5M2FNUZ:
+        case DType::F8E8M0: lo = 0, hi = 255; break;  // a bit pattern
         default: lo = -32768, hi = 65535; break;  // a bit pattern, possibly sign-extended
       }
       for (int64_t i = 0; i < numel; ++i) {
@@ -255,7 +318,7 @@ ir::Tensor TensorLoader::load_external(const onnx::TensorProto& proto, ir::DType
   if (len != nbytes)
     fail_tensor(what, fmt::format("external data has {} bytes, expected {} ({} elements of {})", len,
                                   nbytes, ir::numel(dims), ir::dtype_name(dtype)));
-  return view_or_copy(dtype, dims, std::move(file), static_cast<size_t>(off), nbytes);
+  return from_stored(dtype, dims, std::move(file), static_cast<size_t>(off), nbytes);
 }
 
 std::shared_ptr<const ir::Buffer> TensorLoader::external_file(const std::string& location,

@@ -17,6 +17,16 @@ size_t dtype_size(kiln_dtype t) noexcept {
     case KILN_F16: return 2;
     case KILN_F64: return 8;
     case KILN_BF16: return 2;
+    case KILN_F8E4M3FN:
+    case KILN_F8E4M3FNUZ:
+    case KILN_F8E5M2:
+    case KILN_F8E5M2FNUZ:
+    case KILN_F8E8M0:
+    case KILN_F4E2M1:
+    case KILN_I4:
+    case KILN_U4:
+    case KILN_I2:
+    case KILN_U2: return 1;  // one element per byte, unpacked
   }
   return 0;
 }
@@ -36,6 +46,16 @@ const char* dtype_name(kiln_dtype t) noexcept {
     case KILN_F16: return "f16";
     case KILN_F64: return "f64";
     case KILN_BF16: return "bf16";
+    case KILN_F8E4M3FN: return "f8e4m3fn";
+    case KILN_F8E4M3FNUZ: return "f8e4m3fnuz";
+    case KILN_F8E5M2: return "f8e5m2";
+    case KILN_F8E5M2FNUZ: return "f8e5m2fnuz";
+    case KILN_F8E8M0: return "f8e8m0";
+    case KILN_F4E2M1: return "f4e2m1";
+    case KILN_I4: return "i4";
+    case KILN_U4: return "u4";
+    case KILN_I2: return "i2";
+    case KILN_U2: return "u2";
   }
   return "invalid";
 }

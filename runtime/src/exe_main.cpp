@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kiln/rt/bench_worker.h"
+#include "kiln/rt/lowp.h"
 #include "kiln/rt/npy.h"
 #include "kiln/rt/sanitize.h"
 #include "kiln/rt/trace.h"
@@ -159,6 +160,16 @@ double element(kiln_dtype t, const unsigned char* p, int64_t i) {
     case KILN_U64: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
     case KILN_I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
     case KILN_I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
+    case KILN_F8E4M3FN:
+    case KILN_F8E4M3FNUZ:
+    case KILN_F8E5M2:
+    case KILN_F8E5M2FNUZ:
+    case KILN_F8E8M0:
+    case KILN_F4E2M1: return storage_float_to_f32(t, p[i]);
+    case KILN_I4:
+    case KILN_I2: return static_cast<int8_t>(p[i]);
+    case KILN_U4:
+    case KILN_U2: return p[i];
   }
   return 0.0;
 }
@@ -184,11 +195,21 @@ std::string format_element(kiln_dtype t, const unsigned char* p, int64_t i) {
     case KILN_I16:
     case KILN_U16:
     case KILN_I32:
-    case KILN_U32: std::snprintf(buf, sizeof buf, "%.0f", element(t, p, i)); return buf;
+    case KILN_U32:
+    case KILN_I4:
+    case KILN_U4:
+    case KILN_I2:
+    case KILN_U2: std::snprintf(buf, sizeof buf, "%.0f", element(t, p, i)); return buf;
     case KILN_F32:
     case KILN_F64:
     case KILN_F16:
-    case KILN_BF16: std::snprintf(buf, sizeof buf, "%.6g", element(t, p, i)); return buf;
+    case KILN_BF16:
+    case KILN_F8E4M3FN:
+    case KILN_F8E4M3FNUZ:
+    case KILN_F8E5M2:
+    case KILN_F8E5M2FNUZ:
+    case KILN_F8E8M0:
+    case KILN_F4E2M1: std::snprintf(buf, sizeof buf, "%.6g", element(t, p, i)); return buf;
   }
   return "?";
 }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 
+#include "kiln/rt/lowp.h"
+
 namespace kiln::rt {
 namespace {
 
@@ -244,12 +246,17 @@ bool write_npy_impl(const std::string& path, const HostTensor& t, std::string& e
   const unsigned char* payload = t.data.data();
   size_t payload_size = t.data.size();
   std::vector<unsigned char> converted;
-  if (t.dtype == KILN_BF16) {
+  if (t.dtype == KILN_BF16 || is_storage_float(t.dtype)) {
     converted.resize(static_cast<size_t>(n) * 4);
     for (int64_t i = 0; i < n; ++i) {
-      uint16_t b;
-      std::memcpy(&b, payload + 2 * i, 2);
-      const float v = bf16_bits_to_f32(b);
+      float v;
+      if (t.dtype == KILN_BF16) {
+        uint16_t b;
+        std::memcpy(&b, payload + 2 * i, 2);
+        v = bf16_bits_to_f32(b);
+      } else {
+        v = storage_float_to_f32(t.dtype, payload[i]);
+      }
       std::memcpy(converted.data() + 4 * i, &v, 4);
     }
     payload = converted.data();
@@ -316,6 +323,16 @@ const char* npy_descr(kiln_dtype t) noexcept {
     case KILN_F16: return "<f2";
     case KILN_F64: return "<f8";
     case KILN_BF16: return "<f4";  // written converted to f32
+    case KILN_F8E4M3FN:
+    case KILN_F8E4M3FNUZ:
+    case KILN_F8E5M2:
+    case KILN_F8E5M2FNUZ:
+    case KILN_F8E8M0:
+    case KILN_F4E2M1: return "<f4";  // written converted to f32
+    case KILN_I4:
+    case KILN_I2: return "|i1";  // one value per byte
+    case KILN_U4:
+    case KILN_U2: return "|u1";
   }
   return "";
 }

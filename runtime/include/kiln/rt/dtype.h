@@ -20,7 +20,18 @@ typedef enum kiln_dtype {
   KILN_F64 = 11,
   KILN_U32 = 12,
   KILN_U64 = 13,
-  KILN_BF16 = 16
+  KILN_BF16 = 16,
+  // Storage-only types (kiln/rt/lowp.h), one byte per element.
+  KILN_F8E4M3FN = 17,
+  KILN_F8E4M3FNUZ = 18,
+  KILN_F8E5M2 = 19,
+  KILN_F8E5M2FNUZ = 20,
+  KILN_U4 = 21,
+  KILN_I4 = 22,
+  KILN_F4E2M1 = 23,
+  KILN_F8E8M0 = 24,
+  KILN_U2 = 25,
+  KILN_I2 = 26
 } kiln_dtype;
 
 namespace kiln::rt {
@@ -28,7 +39,8 @@ namespace kiln::rt {
 // Bytes per element; 0 for a value that is not a kiln_dtype.
 size_t dtype_size(kiln_dtype t) noexcept;
 // "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
-// "bool";
+// "bool", and the storage-only "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0",
+// "f4e2m1", "i4", "u4", "i2", "u2";
 // "invalid" for a value that is not a kiln_dtype.
 const char* dtype_name(kiln_dtype t) noexcept;
 

@@ -13,6 +13,7 @@
 #include "kiln/rt/layout.h"
 #include "kiln/rt/linalg.h"
 #include "kiln/rt/loss.h"
+#include "kiln/rt/lowp.h"
 #include "kiln/rt/mapped_file.h"
 #include "kiln/rt/norm.h"
 #include "kiln/rt/normalize.h"

@@ -30,7 +30,9 @@ struct HostTensor {
 bool read_npy(const std::string& path, HostTensor& out, std::string& error) noexcept;
 
 // Writes format version 1 (2 when the header needs it). bf16 tensors are
-// written as '<f4' (converted exactly to f32), since .npy has no bf16. The
+// written as '<f4' (converted exactly to f32), since .npy has no bf16; so are
+// the storage-only floats (float8, float4), and int4/int2 (uint4/uint2) as
+// '|i1' ('|u1'), one value per byte as kiln holds them. The
 // file is written next to path under a temporary name, then renamed.
 bool write_npy(const std::string& path, const HostTensor& t, std::string& error) noexcept;
 
