@@ -121,7 +121,7 @@ void register_clip(Registry& r) {
   using namespace elementwise;
   r.add(OpDef{
       .name = "Clip",
-      .summary = "clamps to [min, max]; an absent bound does not clip",
+      .summary = "clamps to [min, max] (to max where min > max); an absent bound does not clip",
       .inputs = {{"input"}, {"min", true}, {"max", true}},
       .outputs = {"output"},
       .infer =
@@ -149,7 +149,7 @@ void register_clip(Registry& r) {
               S* y = out[0].mutable_data<S>();
               for (int64_t i = 0; i < in[0]->numel(); ++i) {
                 C v = static_cast<C>(x[i]);
-                y[i] = S(v < min ? min : (v > max ? max : v));
+                y[i] = S(kiln::rt::clip(v, min, max));
               }
             });
           },

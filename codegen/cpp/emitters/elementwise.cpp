@@ -72,7 +72,7 @@ void emit_clip(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format("const {} lo = {}, hi = {};", c, bound(1, "lowest"), bound(2, "max")));
   ctx.line(fmt::format(
       "kiln::rt::map_unary<{0}, {0}>({2}, {3}, {4}, [lo, hi]({0} v) -> {0} {{ const {1} x = "
-      "static_cast<{1}>(v); return static_cast<{0}>(x < lo ? lo : (x > hi ? hi : x)); }});",
+      "static_cast<{1}>(v); return static_cast<{0}>(kiln::rt::clip(x, lo, hi)); }});",
       s, c, numel_of(node.output(0)), ctx.in(node, 0), ctx.out(node, 0)));
 }
 

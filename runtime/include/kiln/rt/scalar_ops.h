@@ -88,6 +88,14 @@ inline uint16_t f64_to_f16_bits(double d) noexcept {
   return f32_to_f16_bits(f);
 }
 
+// Clip as numpy.clip does it: raised to lo, then lowered to hi, so hi wins when lo > hi;
+// NaN stays NaN.
+template <class T>
+constexpr T clip(T x, T lo, T hi) noexcept {
+  const T up = x < lo ? lo : x;
+  return up > hi ? hi : up;
+}
+
 // Conversion of a value to storage type O, as ONNX's Cast does it: float to integer
 // truncates toward zero, anything to bool is "not zero", 16-bit floats round to nearest
 // even. A float outside the integer type's range is undefined in ONNX; here it saturates
