@@ -22,6 +22,8 @@
 #include "kiln/rt/profile.h"
 #include "kiln/rt/rearrange.h"
 #include "kiln/rt/recurrent.h"
+#include "kiln/rt/qlinear.h"
+#include "kiln/rt/quantize.h"
 #include "kiln/rt/reduce.h"
 #include "kiln/rt/rotary.h"
 #include "kiln/rt/sanitize.h"

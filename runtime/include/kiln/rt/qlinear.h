@@ -1,0 +1,115 @@
+// Integer matrix products and convolutions of ONNX's quantized ops: MatMulInteger and
+// ConvInteger (int32 results), QLinearMatMul and QLinearConv (requantized to 8 bits). Matmuls
+// take per-tensor zero points, one [M,K] x [K,N] product per call; convolutions per-tensor
+// or per-output-channel weight parameters. Plain reference loops, as ONNX's reference computes them; a fast int8 kernel
+// can take over inside these functions without changing their callers.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kiln/rt/conv.h"
+#include "kiln/rt/dtype.h"
+#include "kiln/rt/quantize.h"
+
+namespace kiln::rt {
+
+// sum_k (a_row[k] - a_zero_point) * (b_col[k * b_stride] - b_zero_point) in int32, wrapping on
+// overflow as numpy's int32 arithmetic does.
+template <class A, class B>
+int32_t dot_integer(const A* a_row, const B* b_col, int64_t K, int64_t b_stride, int32_t a_zero_point,
+                    int32_t b_zero_point) noexcept {
+  uint32_t acc = 0;
+  for (int64_t k = 0; k < K; ++k)
+    acc += static_cast<uint32_t>(static_cast<int32_t>(a_row[k]) - a_zero_point) *
+           static_cast<uint32_t>(static_cast<int32_t>(b_col[k * b_stride]) - b_zero_point);
+  return static_cast<int32_t>(acc);
+}
+
+// c[M,N] = (a - a_zero_point) x (b - b_zero_point) in int32.
+template <class A, class B>
+void matmul_integer(const A* a, const B* b, int32_t* c, int64_t M, int64_t K, int64_t N, int32_t a_zero_point,
+                    int32_t b_zero_point) noexcept {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) c[m * N + n] = dot_integer(a + m * K, b + n, K, N, a_zero_point, b_zero_point);
+}
+
+// QLinearMatMul's requantization factor a_scale * b_scale / y_scale, each step rounded to
+// the scales' type S as ONNX's reference computes it.
+template <class S>
+double qlinear_multiplier(S a_scale, S b_scale, S y_scale) noexcept {
+  using C = std::conditional_t<std::is_same_v<S, double>, double, float>;
+  const S ab = S(static_cast<C>(a_scale) * static_cast<C>(b_scale));
+  return static_cast<double>(static_cast<C>(S(static_cast<C>(ab) / static_cast<C>(y_scale))));
+}
+
+// y = clamp(rint(matmul_integer(a, b) * multiplier + y_zero_point)) to Y's range.
+template <class A, class B, class Y>
+void qlinear_matmul(const A* a, const B* b, Y* y, int64_t M, int64_t K, int64_t N, int32_t a_zero_point,
+                    int32_t b_zero_point, double multiplier, int32_t y_zero_point) noexcept {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      const int32_t acc = dot_integer(a + m * K, b + n, K, N, a_zero_point, b_zero_point);
+      const double d = static_cast<double>(acc) * multiplier + y_zero_point;
+      const double r = std::fmin(std::fmax(round_half_even(d), static_cast<double>(std::numeric_limits<Y>::lowest())),
+                                 static_cast<double>(std::numeric_limits<Y>::max()));
+      y[m * N + n] = static_cast<Y>(r);
+    }
+}
+
+// y[n, m, oh, ow] = bias[m] + sum over the window of (x - x_zero_point) * (w - w_zero_point[m]),
+// int32; padding contributes 0. w_zero_point has 1 or M elements (or is null, 0); bias is
+// null or M values.
+template <class X, class W>
+void conv2d_integer(const Conv2dParams& p, const X* x, const W* w, int32_t* y, int32_t x_zero_point,
+                    const W* w_zero_point, int64_t w_zero_point_count, const int32_t* bias) noexcept {
+  const int64_t cg = p.C / p.group, mg = p.M / p.group;
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m) {
+      const int64_t g = m / mg;
+      const int32_t wz = w_zero_point ? static_cast<int32_t>(w_zero_point[w_zero_point_count > 1 ? m : 0]) : 0;
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          uint32_t acc = bias ? static_cast<uint32_t>(bias[m]) : 0u;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < p.KH; ++kh) {
+              const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+              if (ih < 0 || ih >= p.H) continue;
+              for (int64_t kw = 0; kw < p.KW; ++kw) {
+                const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+                if (iw < 0 || iw >= p.W) continue;
+                const int32_t xv = static_cast<int32_t>(x[((n * p.C + g * cg + c) * p.H + ih) * p.W + iw]) - x_zero_point;
+                const int32_t wv = static_cast<int32_t>(w[((m * cg + c) * p.KH + kh) * p.KW + kw]) - wz;
+                acc += static_cast<uint32_t>(xv) * static_cast<uint32_t>(wv);
+              }
+            }
+          y[((n * p.M + m) * p.OH + oh) * p.OW + ow] = static_cast<int32_t>(acc);
+        }
+    }
+}
+
+// QLinearConv: conv2d_integer, then per output channel m
+// y = clamp(round(acc * (x_scale * w_scale[m] / y_scale) + y_zero_point)); w_scale and
+// w_zero_point have 1 or M elements. `acc` is scratch of the output's size.
+template <class X, class W, class Y, class S>
+void qlinear_conv2d(const Conv2dParams& p, const X* x, S x_scale, int32_t x_zero_point, const W* w,
+                    const S* w_scale, int64_t w_scale_count, const W* w_zero_point, int64_t w_zero_point_count,
+                    S y_scale, int32_t y_zero_point, const int32_t* bias, int32_t* acc, Y* y) noexcept {
+  conv2d_integer<X, W>(p, x, w, acc, x_zero_point, w_zero_point, w_zero_point_count, bias);
+  const int64_t plane = p.OH * p.OW;
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m) {
+      const double mult = qlinear_multiplier<S>(x_scale, w_scale[w_scale_count > 1 ? m : 0], y_scale);
+      const int64_t base = (n * p.M + m) * plane;
+      for (int64_t i = 0; i < plane; ++i) {
+        const double d = static_cast<double>(acc[base + i]) * mult + y_zero_point;
+        const double r = std::fmin(std::fmax(d, static_cast<double>(std::numeric_limits<Y>::lowest())),
+                                   static_cast<double>(std::numeric_limits<Y>::max()));
+        y[base + i] = static_cast<Y>(round_half_even(r));
+      }
+    }
+}
+
+}  // namespace kiln::rt
