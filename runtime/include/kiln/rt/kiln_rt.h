@@ -24,6 +24,7 @@
 #include "kiln/rt/recurrent.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"
+#include "kiln/rt/recurrent.h"
 #include "kiln/rt/reduce.h"
 #include "kiln/rt/rotary.h"
 #include "kiln/rt/sanitize.h"
