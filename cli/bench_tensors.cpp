@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "kiln/rt/dtype.h"
+#include "kiln/rt/lowp.h"
 #include "kiln/rt/sanitize.h"
 
 namespace kiln::cli {
@@ -44,6 +45,16 @@ rt::HostTensor generate(const TensorSpec& spec, std::mt19937_64& rng) {
       case ir::DType::U32: store(t, i, static_cast<uint32_t>(bit(rng))); break;
       case ir::DType::I64:
       case ir::DType::U64: store(t, i, static_cast<uint64_t>(bit(rng))); break;
+      case ir::DType::F8E4M3FN:
+      case ir::DType::F8E4M3FNUZ:
+      case ir::DType::F8E5M2:
+      case ir::DType::F8E5M2FNUZ:
+      case ir::DType::F8E8M0:
+      case ir::DType::F4E2M1:
+      case ir::DType::I4:
+      case ir::DType::U4:
+      case ir::DType::I2:
+      case ir::DType::U2: store(t, i, static_cast<uint8_t>(bit(rng))); break;  // storage-only: a bit pattern
     }
   }
   return t;
@@ -122,6 +133,16 @@ double element_at(const rt::HostTensor& t, int64_t i) {
     case KILN_U32: return load(uint32_t{});
     case KILN_I64: return static_cast<double>(load(int64_t{}));
     case KILN_U64: return static_cast<double>(load(uint64_t{}));
+    case KILN_F8E4M3FN:
+    case KILN_F8E4M3FNUZ:
+    case KILN_F8E5M2:
+    case KILN_F8E5M2FNUZ:
+    case KILN_F8E8M0:
+    case KILN_F4E2M1: return rt::storage_float_to_f32(t.dtype, load(uint8_t{}));
+    case KILN_I4:
+    case KILN_I2: return load(int8_t{});
+    case KILN_U4:
+    case KILN_U2: return load(uint8_t{});
   }
   return 0;
 }
