@@ -41,8 +41,8 @@ std::vector<std::string> pipeline_for_level(int level) {
                            "eliminate_dead_code"})
     p.push_back(name);
   if (level == 1) return p;
-  for (const char* name : {"recognize_gelu", "recognize_swish", "recognize_attention", "fuse_matmul_add",
-                           "fuse_epilogue", "fuse_elementwise", "eliminate_dead_code"})
+  for (const char* name : {"recognize_layer_norm", "recognize_gelu", "recognize_swish", "recognize_attention",
+                           "fuse_matmul_add", "fuse_epilogue", "fuse_elementwise", "eliminate_dead_code"})
     p.push_back(name);
   return p;
 }

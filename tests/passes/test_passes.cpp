@@ -101,6 +101,7 @@ TEST_CASE("eliminate_identities") { run_file("eliminate_identities"); }
 TEST_CASE("eliminate_common_subexpressions") { run_file("eliminate_common_subexpressions"); }
 TEST_CASE("fold_transposes") { run_file("fold_transposes"); }
 TEST_CASE("fold_batch_norm") { run_file("fold_batch_norm"); }
+TEST_CASE("recognize_layer_norm") { run_file("recognize_layer_norm"); }
 TEST_CASE("recognize_gelu") { run_file("recognize_gelu"); }
 TEST_CASE("recognize_swish") { run_file("recognize_swish"); }
 TEST_CASE("recognize_attention") { run_file("recognize_attention"); }
