@@ -26,6 +26,9 @@ struct InputSpec {
   std::string name;
   bool optional = false;
   bool variadic = false;  // only the last input; one or more values
+  // Its values decide the output's shape (Resize's scales): constant in real models, and
+  // what a test harness makes constant to compile a node test with static shapes.
+  bool sets_output_shape = false;
 };
 
 struct Cost {

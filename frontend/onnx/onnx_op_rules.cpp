@@ -294,6 +294,39 @@ void convert_pad(NodeEmitter& e, PendingNode& node, int) {
 // Scatter (deprecated at opset 11) is ScatterElements without a reduction.
 void convert_scatter(NodeEmitter&, PendingNode& node, int) { node.op = "ScatterElements"; }
 
+// --- Upsample-7..10 and Resize-10: Resize with asymmetric coordinates ----------------------
+
+std::string check_upsample(const NodeView& n) {
+  if (n.proto.op_type() == "Upsample" && n.opset < 7)
+    return "Upsample-1 (height_scale, width_scale) is not supported";
+  return "";
+}
+
+// Upsample (and Resize-10, which means the same) is Resize with asymmetric coordinates and
+// nearest rounding down; its scales are an attribute (Upsample-7) or input 1.
+void convert_upsample(NodeEmitter& e, PendingNode& node, int) {
+  std::string mode = "nearest";
+  if (std::optional<Attribute> m = take_attr(node, "mode")) {
+    if (m->type() != AttrType::String) e.fail_node(node, "attribute 'mode' must be a string");
+    mode = m->s();
+  }
+  if (mode != "nearest" && mode != "linear")
+    e.fail_node(node, fmt::format("mode '{}' is not one of nearest, linear", mode));
+  ir::Value* scales = node.inputs.size() > 1 ? node.inputs[1] : nullptr;
+  if (std::optional<Attribute> a = take_attr(node, "scales")) {
+    if (a->type() != AttrType::Floats) e.fail_node(node, "attribute 'scales' must be floats");
+    const std::vector<float>& v = a->floats();
+    scales = e.constant(node.name + "_scales",
+                        Tensor::from_vector<float>(DType::F32, {static_cast<int64_t>(v.size())}, v));
+  }
+  if (!scales) e.fail_node(node, "scales are missing (neither an attribute nor input 1)");
+  node.op = "Resize";
+  node.inputs = {node.inputs.empty() ? nullptr : node.inputs[0], nullptr, scales};
+  node.attrs["mode"] = Attribute(mode);
+  node.attrs["coordinate_transformation_mode"] = Attribute("asymmetric");
+  node.attrs["nearest_mode"] = Attribute("floor");
+}
+
 constexpr int kAlways = INT_MAX;
 
 const std::vector<OpRule>& rules() {
@@ -326,7 +359,9 @@ const std::vector<OpRule>& rules() {
       {.op_type = "Slice", .canonical_since = 10, .check = check_slice, .convert = convert_slice},
       {.op_type = "TopK", .canonical_since = 10, .check = check_topk, .convert = convert_topk},
       {.op_type = "Pad", .canonical_since = 11, .convert = convert_pad},
-      {.op_type = "Resize", .canonical_since = 11},
+      {.op_type = "Resize", .canonical_since = 11, .check = check_upsample, .convert = convert_upsample},
+      {.op_type = "Upsample", .canonical_since = kAlways, .emits = {"Resize"}, .check = check_upsample,
+       .convert = convert_upsample},
       {.op_type = "Split", .canonical_since = 13, .convert = convert_split},
       {.op_type = "ReduceSum", .canonical_since = 13, .convert = convert_axes},
       {.op_type = "Scatter", .canonical_since = kAlways, .emits = {"ScatterElements"},

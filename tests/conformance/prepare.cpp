@@ -14,6 +14,7 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/error.h"
 #include "ir/interpreter.h"
+#include "ir/op_registry.h"
 #include "passes/pass_manager.h"
 #include "tests/conformance/compare.h"
 
@@ -106,8 +107,20 @@ bool needs_static_values(const std::string& message) {
          message.find("known at compile time") != std::string::npos;
 }
 
+// Whether some node reads `v` where its op says the values decide the output's shape
+// (Resize's float scales).
+bool sets_output_shape(const ir::Graph& graph, const ir::Value* v) {
+  for (const auto& n : graph.nodes()) {
+    const ir::OpDef* def = ir::registry().find(n->op());
+    for (size_t i = 0; def && i < n->num_inputs() && i < def->inputs.size(); ++i)
+      if (n->input(i) == v && def->inputs[i].sets_output_shape) return true;
+  }
+  return false;
+}
+
 // The default pipeline with static input shapes from `inputs`, then the C++ sources. With
-// `freeze`, int64 inputs (ONNX's type for shapes, axes, pads, repeats) become constants
+// `freeze`, int64 inputs (ONNX's type for shapes, axes, pads, repeats) and inputs whose
+// values decide an output's shape (InputSpec::sets_output_shape) become constants
 // holding `inputs`' values, as they are in real models, provided some input stays an input
 // and some node is left to run: the names of the frozen inputs go to `frozen`.
 codegen::cpp::GeneratedModel generate(const Case& c, ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
@@ -118,7 +131,7 @@ codegen::cpp::GeneratedModel generate(const Case& c, ir::Graph& graph, const std
   kept.clear();
   frozen.clear();
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (freeze && inputs[k].dtype() == ir::DType::I64) frozen += (frozen.empty() ? "'" : ", '") + declared[k]->name() + "'";
+    if (freeze && (inputs[k].dtype() == ir::DType::I64 || sets_output_shape(graph, declared[k]))) frozen += (frozen.empty() ? "'" : ", '") + declared[k]->name() + "'";
     else kept.push_back(k);
   }
   if (freeze) {

@@ -25,6 +25,7 @@
 #include "kiln/rt/rearrange.h"
 #include "kiln/rt/recurrent.h"
 #include "kiln/rt/reduce.h"
+#include "kiln/rt/resize.h"
 #include "kiln/rt/rotary.h"
 #include "kiln/rt/sanitize.h"
 #include "kiln/rt/scalar_ops.h"
