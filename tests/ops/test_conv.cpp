@@ -166,3 +166,98 @@ TEST_CASE("Conv reference revalidates run-time shapes (untrusted inputs)") {
 }
 
 }  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("ConvTranspose 1-D: overlapping taps add up; strides and pads") {
+  {
+    OpTest t;
+    Node* n = t.node("ConvTranspose", {t.input("x", f32({1, 1, 3}, {1, 2, 3})), t.constant("w", f32({1, 1, 2}, {1, 1}))});
+    check_close(t.run1(n), {1, 3, 5, 3});
+  }
+  {
+    OpTest t;  // full output [1,1,3,2,5,3,3]; pads drop one element at each end
+    Node* n = t.node("ConvTranspose",
+                     {t.input("x", f32({1, 1, 3}, {1, 2, 3})), t.constant("w", f32({1, 1, 3}, {1, 1, 1}))},
+                     {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 1}}});
+    check_close(t.run1(n), {1, 3, 2, 5, 3});
+  }
+  {
+    OpTest t;  // SAME_UPPER: output 3 * 2 = 6, total padding 1 goes to the end
+    Node* n = t.node("ConvTranspose",
+                     {t.input("x", f32({1, 1, 3}, {1, 2, 3})), t.constant("w", f32({1, 1, 3}, {1, 1, 1}))},
+                     {{"strides", std::vector<int64_t>{2}}, {"auto_pad", "SAME_UPPER"}});
+    check_close(t.run1(n), {1, 1, 3, 2, 5, 3});
+  }
+}
+
+TEST_CASE("ConvTranspose groups with bias; 2-D output_padding; f64") {
+  {
+    OpTest t;
+    Node* n = t.node("ConvTranspose", {t.input("x", f32({1, 2, 2}, {1, 2, 3, 4})),
+                                       t.constant("w", f32({2, 1, 1}, {2, 3})), t.constant("b", f32({2}, {10, 20}))},
+                     {{"group", int64_t{2}}});
+    check_close(t.run1(n), {12, 14, 29, 32});
+  }
+  {
+    OpTest t;  // one input element, 2x2 kernel, stride 2, one extra row and column of zeros
+    Node* n = t.node("ConvTranspose",
+                     {t.input("x", f32({1, 1, 1, 1}, {5})), t.constant("w", f32({1, 1, 2, 2}, {1, 2, 3, 4}))},
+                     {{"strides", std::vector<int64_t>{2, 2}}, {"output_padding", std::vector<int64_t>{1, 1}}});
+    Tensor y = t.run1(n);
+    CHECK(y.dims() == std::vector<int64_t>{1, 1, 3, 3});
+    check_close(y, {5, 10, 0, 15, 20, 0, 0, 0, 0});
+  }
+  {
+    OpTest t;
+    Node* n = t.node("ConvTranspose",
+                     {t.input("x", Tensor::from_vector<double>(DType::F64, {1, 1, 3}, {1, 2, 3})),
+                      t.constant("w", Tensor::from_vector<double>(DType::F64, {1, 1, 2}, {1, 1}))});
+    check_close(t.run1(n), {1, 3, 5, 3});
+  }
+}
+
+TEST_CASE("ConvTranspose validates output_padding and W against X") {
+  OpTest t;
+  Node* n = t.node("ConvTranspose",
+                   {t.input("x", DType::F32, Shape{1, 1, 3}), t.input("w", DType::F32, Shape{1, 1, 3})},
+                   {{"output_padding", std::vector<int64_t>{1}}});
+  CHECK(infer_error(n) ==
+        "node 'n' (ConvTranspose): output_padding [1] must be less than the stride or the dilation of its axis");
+  OpTest u;
+  Node* m = u.node("ConvTranspose",
+                   {u.input("x", DType::F32, Shape{1, 2, 3}), u.input("w", DType::F32, Shape{1, 1, 3})});
+  CHECK(infer_error(m) == "node 'n' (ConvTranspose): weight W [1,1,3] expects 1 input channels, X [1,2,3] has 2");
+}
+
+}  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("Col2Im 1-D: overlapping blocks add up; the input must hold every sliding block") {
+  OpTest t;  // block 2 over image 3: blocks at 0 and 1; row k holds tap k of each block
+  Node* n = t.node("Col2Im", {t.input("x", f32({1, 2, 2}, {1, 2, 3, 4})), t.constant("image", i64s({3})),
+                              t.constant("block", i64s({2}))});
+  Tensor y = t.run1(n);
+  CHECK(y.dims() == std::vector<int64_t>{1, 1, 3});
+  check_close(y, {1, 5, 4});
+  OpTest u;
+  Node* m = u.node("Col2Im", {u.input("x", f32({1, 2, 3}, {1, 2, 3, 4, 5, 6})), u.constant("image", i64s({3})),
+                              u.constant("block", i64s({2}))});
+  CHECK(infer_error(m) == "node 'n' (Col2Im): input dim 2 is 3, but the image has 2 sliding blocks");
+}
+
+}  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("DeformConv 1x1: offsets move the tap (bilinear, zero outside); mask scales it") {
+  OpTest t;  // tap (0,0) moves by (0.5, 0.5): the mean of all four; tap (0,1) moves up out of X
+  Node* n = t.node("DeformConv",
+                   {t.input("x", f32({1, 1, 2, 2}, {1, 2, 3, 4})), t.constant("w", f32({1, 1, 1, 1}, {1})),
+                    t.input("offset", f32({1, 2, 2, 2}, {0.5f, -1, 0, 0, 0.5f, 0, 0, 0})), t.constant("b", f32({1}, {10})),
+                    t.input("mask", f32({1, 1, 2, 2}, {1, 1, 1, 0.5f}))});
+  check_close(t.run1(n), {12.5, 10, 13, 12});
+}
+
+}  // namespace kiln::ir::test
