@@ -1,9 +1,13 @@
-// Pools: MaxPool, AveragePool (sliding windows, ir/ops/window.h) and their global forms.
+// Pools: MaxPool (with its Indices output), AveragePool, LpPool (sliding windows,
+// ir/ops/window.h, computed by kiln::rt::pool_nd) and the global forms.
 #include <algorithm>
 #include <limits>
 
+#include "ir/ops/pool.h"
+
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "kiln/rt/pool_nd.h"
 
 namespace kiln::ir {
 namespace {
@@ -17,6 +21,7 @@ void require_pool_input(const Node& node, const Shape& x) {
 ResolvedWindow pool_window(const Node& node, const Shape& x, Shape& out) {
   require_pool_input(node, x);
   const size_t n = x.rank() - 2;
+  if (n > 8) fail("{}: {} spatial dims, at most 8 are supported", node.describe(), n);
   const std::vector<int64_t>& kernel = node.ints("kernel_shape");
   if (kernel.size() != n)
     fail("{}: kernel_shape {} has {} dims, input {} has {} spatial dims", node.describe(),
@@ -30,11 +35,25 @@ ResolvedWindow pool_window(const Node& node, const Shape& x, Shape& out) {
   return w;
 }
 
+// The runtime's parameters for X of `x` dims (pointing into `w` and `in_spatial`).
+rt::PoolNdParams pool_nd_params(const std::vector<int64_t>& x, const ResolvedWindow& w,
+                                const std::vector<int64_t>& in_spatial) {
+  return rt::PoolNdParams{x[0],
+                          x[1],
+                          static_cast<int64_t>(in_spatial.size()),
+                          in_spatial.data(),
+                          w.out_dims.data(),
+                          w.kernel.data(),
+                          w.strides.data(),
+                          w.dilations.data(),
+                          w.pads_begin.data(),
+                          w.pads_end.data()};
+}
+
 void check_max_pool(const Node& node) {
-  if (node.num_outputs() > 1) fail("{}: the Indices output is not supported", node.describe());
-  if (node.i("storage_order") != 0)
-    fail("{}: storage_order {} is not supported (only 0, row major)", node.describe(),
-         node.i("storage_order"));
+  const int64_t order = node.i("storage_order");
+  if (order != 0 && order != 1)
+    fail("{}: storage_order must be 0 (row major) or 1 (column major), got {}", node.describe(), order);
 }
 
 void check_avg_pool(const Node& node) {
@@ -43,82 +62,60 @@ void check_avg_pool(const Node& node) {
     fail("{}: count_include_pad must be 0 or 1, got {}", node.describe(), cip);
 }
 
+void check_lp_pool(const Node& node) {
+  const int64_t p = node.i("p");
+  if (p < 1 || p > 64) fail("{}: p must be in [1, 64], got {}", node.describe(), p);
+}
+
 void infer_window_pool(Node& node) {
   if (node.op() == "MaxPool") {
     check_max_pool(node);
     require_dtype(node, 0, {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8});
   } else {
-    check_avg_pool(node);
+    if (node.op() == "AveragePool") check_avg_pool(node);
+    else check_lp_pool(node);
     require_float(node, 0);
   }
   Shape out;
   pool_window(node, node.input(0)->shape(), out);
   node.output(0)->set_type(node.input(0)->dtype(), out);
+  if (node.num_outputs() > 1 && node.output(1)) node.output(1)->set_type(DType::I64, out);
 }
 
-// The loop shared by MaxPool and AveragePool: for each output position and each (N, C)
-// plane, `reduce(taps, padded_count, x_plane)` computes one output element.
-template <class S, class Reduce>
-void eval_window_pool(const Node& node, const Tensor& x, Tensor& y, Reduce reduce) {
-  Shape out;
-  ResolvedWindow w = pool_window(node, x.shape(), out);
-  y = Tensor(x.dtype(), out.values());
-  const int64_t planes = x.dims()[0] * x.dims()[1];
+// MaxPool, AveragePool and LpPool through kiln::rt::pool_nd, as generated code runs them.
+void eval_window_pool(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  const std::string& op = node.op();
+  rt::PoolKind kind = rt::PoolKind::Max;
+  if (op == "MaxPool") {
+    check_max_pool(node);
+  } else if (op == "AveragePool") {
+    check_avg_pool(node);
+    kind = node.i("count_include_pad") ? rt::PoolKind::AverageIncludePad : rt::PoolKind::Average;
+  } else {
+    check_lp_pool(node);
+    kind = rt::PoolKind::Lp;
+  }
+  Shape out_shape;
+  ResolvedWindow w = pool_window(node, x.shape(), out_shape);
+  const std::vector<int64_t> y_dims = out_shape.values();
+  out[0] = Tensor(x.dtype(), y_dims);
+  const bool with_indices = out.size() > 1;
+  if (with_indices) out[1] = Tensor(DType::I64, y_dims);
+  if (out[0].numel() == 0) return;
   const std::vector<int64_t> in_spatial(x.dims().begin() + 2, x.dims().end());
-  const int64_t in_plane = numel(in_spatial), out_plane = numel(w.out_dims);
-  if (out_plane == 0 || planes == 0) return;
-  const S* px = x.data<S>();
-  S* py = y.mutable_data<S>();
-  std::vector<WindowTap> taps;
-  int64_t padded = 0;
-  std::vector<int64_t> o(w.out_dims.size(), 0);
-  int64_t p = 0;
-  do {
-    window_taps(w, in_spatial, o, taps, padded);
-    for (int64_t c = 0; c < planes; ++c)
-      py[c * out_plane + p] = reduce(taps, padded, px + c * in_plane);
-    ++p;
-  } while (next_index(o, w.out_dims));
-}
-
-void eval_max_pool(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
-  check_max_pool(node);
-  visit_dtype(in[0]->dtype(), [&]<class S>() {
+  const rt::PoolNdParams p = pool_nd_params(x.dims(), w, in_spatial);
+  const double lp = kind == rt::PoolKind::Lp ? static_cast<double>(node.i("p")) : 0.0;
+  int64_t* indices = with_indices ? out[1].mutable_data<int64_t>() : nullptr;
+  const bool column_major = op == "MaxPool" && node.i("storage_order") == 1;
+  visit_dtype(x.dtype(), [&]<class S>() {
     using C = compute_t<S>;
     if constexpr (!std::is_same_v<S, bool>) {
-      eval_window_pool<S>(node, *in[0], out[0],
-                          [](const std::vector<WindowTap>& taps, int64_t, const S* x) {
-                            // A window entirely in padding gives the lowest value, as ORT does.
-                            C m = std::numeric_limits<C>::lowest();
-                            for (const WindowTap& t : taps)
-                              m = std::max(m, static_cast<C>(x[t.input_offset]));
-                            return S(m);
-                          });
+      if (kind != rt::PoolKind::Max && !std::is_floating_point_v<C>)
+        fail("{}: {} is not supported", node.describe(), dtype_name(x.dtype()));
+      rt::pool_nd<S, C>(p, kind, lp, x.data<S>(), out[0].mutable_data<S>(), indices, column_major);
     } else {
-      fail("bool is not supported");
-    }
-  });
-}
-
-void eval_average_pool(const Node& node, std::span<const Tensor* const> in,
-                       std::vector<Tensor>& out) {
-  check_avg_pool(node);
-  const bool include_pad = node.i("count_include_pad") != 0;
-  visit_dtype(in[0]->dtype(), [&]<class S>() {
-    using C = compute_t<S>;
-    if constexpr (std::is_floating_point_v<C>) {
-      eval_window_pool<S>(node, *in[0], out[0],
-                          [&](const std::vector<WindowTap>& taps, int64_t padded, const S* x) {
-                            C sum = 0;
-                            for (const WindowTap& t : taps)
-                              sum += static_cast<C>(x[t.input_offset]);
-                            // Taps past the end pad (ceil_mode) never count, as in ORT.
-                            int64_t count =
-                                include_pad ? padded : static_cast<int64_t>(taps.size());
-                            return S(count > 0 ? sum / static_cast<C>(count) : C(0));
-                          });
-    } else {
-      fail("{} is not supported", dtype_name(in[0]->dtype()));
+      fail("{}: bool is not supported", node.describe());
     }
   });
 }
@@ -130,8 +127,53 @@ Cost window_pool_cost(const Node& node) {
   if (!y.is_static()) return c;
   // One compare (max) or add (average) per tap, plus the average's division.
   double taps = static_cast<double>(numel(node.ints("kernel_shape")));
-  c.flops = static_cast<double>(y.numel()) * (taps + (node.op() == "AveragePool" ? 1 : 0));
+  c.flops = static_cast<double>(y.numel()) * (taps + (node.op() == "MaxPool" ? 0 : 1));
   return c;
+}
+
+// The output dims: output_shape's values when given (at least the unpooled dims, which fill
+// its start), else the unpooled dims.
+std::vector<int64_t> max_unpool_out_dims(const Node& node, const std::vector<int64_t>& unpooled,
+                                         const Tensor* output_shape) {
+  if (!output_shape || output_shape->numel() == 0) return unpooled;
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < output_shape->numel(); ++i) dims.push_back(static_cast<int64_t>(output_shape->as_double(i)));
+  if (dims.size() != unpooled.size())
+    fail("{}: output_shape {} must have rank {}", node.describe(), ints_str(dims), unpooled.size());
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] < unpooled[d] || dims[d] > (int64_t{1} << 40) || (d < 2 && dims[d] != unpooled[d]))
+      fail("{}: output_shape {} is smaller than the unpooled shape {} (or changes N or C)", node.describe(),
+           ints_str(dims), ints_str(unpooled));
+  return dims;
+}
+
+void infer_max_unpool(Node& node) {
+  require_dtype(node, 1, {DType::I64});
+  if (node.has_input(2)) require_dtype(node, 2, {DType::I64});
+  const Shape& x = node.input(0)->shape();
+  const Value* os = node.has_input(2) ? node.input(2) : nullptr;
+  if (x.is_static() && (!os || os->is_constant())) {
+    const std::vector<int64_t> unpooled = max_unpool_dims(node, x.values());
+    node.output(0)->set_type(node.input(0)->dtype(),
+                             Shape::of(max_unpool_out_dims(node, unpooled, os ? &os->constant() : nullptr)));
+    return;
+  }
+  std::vector<Dim> dims(x.rank(), Dim::unknown());
+  node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
+}
+
+void eval_max_unpool(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  const Tensor& idx = *in[1];
+  if (idx.dims() != x.dims())
+    fail("{}: I {} must have X's shape {}", node.describe(), dims_str(idx.dims()), dims_str(x.dims()));
+  const std::vector<int64_t> unpooled = max_unpool_dims(node, x.dims());
+  out[0] = Tensor(x.dtype(), max_unpool_out_dims(node, unpooled, optional_input(in, 2)));
+  visit_dtype(x.dtype(), [&]<class S>() {
+    if (!rt::max_unpool<S>(static_cast<int64_t>(unpooled.size()), unpooled.data(), out[0].dims().data(), x.numel(),
+                           x.data<S>(), idx.data<int64_t>(), out[0].mutable_data<S>()))
+      fail("{}: an index in I is outside the unpooled shape {}", node.describe(), dims_str(unpooled));
+  });
 }
 
 void infer_global_pool(Node& node) {
@@ -181,32 +223,63 @@ Cost global_pool_cost(const Node& node) {
   return c;
 }
 
-std::vector<AttrSpec> window_attrs(bool average) {
+enum class PoolAttrs { Max, Average, Lp };
+
+std::vector<AttrSpec> window_attrs(PoolAttrs kind) {
   std::vector<AttrSpec> a = {{"auto_pad", AttrType::String, Attribute("NOTSET")},
                              {"ceil_mode", AttrType::Int, Attribute(int64_t{0})},
                              {"dilations", AttrType::Ints, std::nullopt, true},
                              {"kernel_shape", AttrType::Ints},
                              {"pads", AttrType::Ints, std::nullopt, true},
                              {"strides", AttrType::Ints, std::nullopt, true}};
-  if (average)
+  if (kind == PoolAttrs::Average)
     a.push_back({"count_include_pad", AttrType::Int, Attribute(int64_t{0})});
-  else
+  else if (kind == PoolAttrs::Max)
     a.push_back({"storage_order", AttrType::Int, Attribute(int64_t{0})});
+  else
+    a.push_back({"p", AttrType::Int, Attribute(int64_t{2})});
   return a;
 }
 
 }  // namespace
 
+// MaxUnpool's unpooled dims for X of dims x: each spatial dim as the MaxPool that produced X
+// would have had its input. I indexes a tensor of these dims.
+std::vector<int64_t> max_unpool_dims(const Node& node, const std::vector<int64_t>& x) {
+  if (x.size() < 3 || x.size() > 10)
+    fail("{}: X must have rank 3 to 10 (N, C, spatial...), got {}", node.describe(), dims_str(x));
+  const size_t n = x.size() - 2;
+  const std::vector<int64_t>& kernel = node.ints("kernel_shape");
+  if (kernel.size() != n)
+    fail("{}: kernel_shape {} has {} dims, X has {} spatial dims", node.describe(), ints_str(kernel), kernel.size(), n);
+  std::vector<int64_t> strides(n, 1), pads(2 * n, 0);
+  if (node.has_attr("strides")) strides = node.ints("strides");
+  if (node.has_attr("pads")) pads = node.ints("pads");
+  if (strides.size() != n || pads.size() != 2 * n)
+    fail("{}: strides {} and pads {} must have {} and {} values", node.describe(), ints_str(strides), ints_str(pads),
+         n, 2 * n);
+  std::vector<int64_t> dims = {x[0], x[1]};
+  for (size_t i = 0; i < n; ++i) {
+    if (strides[i] < 1 || kernel[i] < 1 || pads[i] < 0 || pads[i + n] < 0 || strides[i] > (1 << 20) ||
+        kernel[i] > (1 << 20))
+      fail("{}: kernel_shape and strides must be positive and pads non-negative", node.describe());
+    const int64_t d = (x[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + n];
+    if (d < 0) fail("{}: pads {} leave spatial dim {} negative", node.describe(), ints_str(pads), i);
+    dims.push_back(d);
+  }
+  return dims;
+}
+
 void register_pool_ops(Registry& r) {
   r.add(OpDef{
       .name = "MaxPool",
-      .summary = "max over sliding windows; padding never wins; the Indices output is rejected",
+      .summary = "max over sliding windows (and where it is); padding never wins",
       .inputs = {{"X"}},
       .outputs = {"Y", "Indices"},
       .min_outputs = 1,
-      .attrs = window_attrs(false),
+      .attrs = window_attrs(PoolAttrs::Max),
       .infer = infer_window_pool,
-      .eval = eval_max_pool,
+      .eval = eval_window_pool,
       .cost = window_pool_cost,
   });
   r.add(OpDef{
@@ -214,10 +287,31 @@ void register_pool_ops(Registry& r) {
       .summary = "mean over sliding windows, counting pads if count_include_pad",
       .inputs = {{"X"}},
       .outputs = {"Y"},
-      .attrs = window_attrs(true),
+      .attrs = window_attrs(PoolAttrs::Average),
       .infer = infer_window_pool,
-      .eval = eval_average_pool,
+      .eval = eval_window_pool,
       .cost = window_pool_cost,
+  });
+  r.add(OpDef{
+      .name = "LpPool",
+      .summary = "p-norm over sliding windows",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .attrs = window_attrs(PoolAttrs::Lp),
+      .infer = infer_window_pool,
+      .eval = eval_window_pool,
+      .cost = window_pool_cost,
+  });
+  r.add(OpDef{
+      .name = "MaxUnpool",
+      .summary = "scatters X to the positions I (MaxPool's Indices) of a zero output",
+      .inputs = {{"X"}, {"I"}, {.name = "output_shape", .optional = true, .sets_output_shape = true}},
+      .outputs = {"output"},
+      .attrs = {{"kernel_shape", AttrType::Ints},
+                {"pads", AttrType::Ints, std::nullopt, true},
+                {"strides", AttrType::Ints, std::nullopt, true}},
+      .infer = infer_max_unpool,
+      .eval = eval_max_unpool,
   });
   for (const char* name : {"GlobalAveragePool", "GlobalMaxPool"})
     r.add(OpDef{

@@ -102,8 +102,9 @@ TEST_CASE("pool shape rules: symbolic dims, SAME, errors") {
       {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"auto_pad", "SAME_UPPER"}});
   CHECK(infer(n) == sym({Dim::symbol("N"), 3, 112, Dim::unknown()}));
 
-  Node* indices = t.node("MaxPool", {x}, {{"kernel_shape", ints({3, 3})}}, 2);
-  CHECK(infer_error(indices) == "node 'n' (MaxPool): the Indices output is not supported");
+  Node* order = t.node("MaxPool", {x}, {{"kernel_shape", ints({3, 3})}, {"storage_order", int64_t{2}}}, 2);
+  CHECK(infer_error(order) ==
+        "node 'n' (MaxPool): storage_order must be 0 (row major) or 1 (column major), got 2");
   Value* small = t.input("s", DType::F32, Shape{1, 1, 4, 4});
   Node* big = t.node("AveragePool", {small}, {{"kernel_shape", ints({5, 5})}});
   CHECK(infer_error(big) ==
@@ -126,6 +127,65 @@ TEST_CASE("pool cost") {
                    {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
   infer_node(*n);
   CHECK(node_cost(*n).flops == 8 * (4 + 1));  // 8 outputs, 4 adds and a division each
+}
+
+}  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("MaxPool Indices: flat positions in X, row or column major (storage_order)") {
+  for (int64_t order : {0, 1}) {
+    OpTest t;  // 2 images of 3x3; 2x2 windows, stride 1: maxima at the bottom-right of each window
+    Node* n = t.node("MaxPool", {t.input("x", iota(DType::F32, {2, 1, 3, 3}))},
+                     {{"kernel_shape", ints({2, 2})}, {"storage_order", order}}, 2);
+    std::vector<Tensor> out = t.run(n);
+    check_close(out[0], {4, 5, 7, 8, 13, 14, 16, 17});
+    CHECK(out[1].dtype() == DType::I64);
+    // (h, w) = (1,1), (1,2), (2,1), (2,2): row major h * 3 + w, column major w * 3 + h.
+    if (order == 0) check_close(out[1], {4, 5, 7, 8, 13, 14, 16, 17});
+    else check_close(out[1], {4, 7, 5, 8, 13, 16, 14, 17});
+  }
+}
+
+TEST_CASE("LpPool: p-norm of each window; padding adds nothing") {
+  OpTest t;  // windows pad+[3] -> 3, [3,4] -> 5, [4,0] -> 4 with p = 2
+  Node* n = t.node("LpPool", {t.input("x", f32({1, 1, 3}, {3, 4, 0}))},
+                   {{"kernel_shape", ints({2})}, {"pads", ints({1, 0})}, {"p", int64_t{2}}});
+  check_close(t.run1(n), {3, 5, 4});
+  OpTest u;  // p = 1: the sum of absolute values
+  Node* m = u.node("LpPool", {u.input("x", f32({1, 1, 4}, {-1, 2, -3, 4}))},
+                   {{"kernel_shape", ints({2})}, {"strides", ints({2})}, {"p", int64_t{1}}});
+  check_close(u.run1(m), {3, 7});
+}
+
+TEST_CASE("AveragePool 3-D with count_include_pad") {
+  OpTest t;  // one 2x2x2 window per corner with pads 1 at the start: one tap inside of 8 padded
+  Node* n = t.node("AveragePool", {t.input("x", iota(DType::F32, {1, 1, 2, 2, 2}, 1))},
+                   {{"kernel_shape", ints({2, 2, 2})}, {"pads", ints({1, 1, 1, 0, 0, 0})},
+                    {"count_include_pad", int64_t{1}}, {"strides", ints({2, 2, 2})}});
+  check_close(t.run1(n), {1.0 / 8});
+}
+
+}  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("MaxUnpool puts each value at its index in a zero output; bad indices fail") {
+  OpTest t;  // 2x2 -> 4x4 (kernel 2, stride 2)
+  Node* n = t.node("MaxUnpool", {t.input("x", f32({1, 1, 2, 2}, {5, 6, 7, 8})), t.input("i", i64({1, 1, 2, 2}, {0, 3, 9, 15}))},
+                   {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  Tensor y = t.run1(n);
+  CHECK(y.dims() == std::vector<int64_t>{1, 1, 4, 4});
+  check_close(y, {5, 0, 0, 6, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 8});
+  OpTest u;
+  Node* m = u.node("MaxUnpool", {u.input("x", f32({1, 1, 1, 1}, {5})), u.input("i", i64({1, 1, 1, 1}, {4}))},
+                   {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  CHECK(u.eval_error(m) == "node 'n' (MaxUnpool): an index in I is outside the unpooled shape [1,1,2,2]");
+  OpTest v;  // output_shape larger than the unpooled 2x2: it fills the top-left corner
+  Node* o = v.node("MaxUnpool", {v.input("x", f32({1, 1, 1, 1}, {5})), v.input("i", i64({1, 1, 1, 1}, {3})),
+                                 v.constant("shape", i64s({1, 1, 3, 3}))},
+                   {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  check_close(v.run1(o), {0, 0, 0, 0, 5, 0, 0, 0, 0});
 }
 
 }  // namespace kiln::ir::test

@@ -1,8 +1,11 @@
-// MaxPool and AveragePool (1-D and 2-D, f32), GlobalAveragePool (f32), GlobalMaxPool (any
-// ordered dtype).
+// MaxPool and AveragePool (1-D and 2-D f32 through the fast 2-D kernels; other ranks and
+// dtypes, and MaxPool's Indices, through pool_nd), LpPool (pool_nd), GlobalAveragePool (f32),
+// GlobalMaxPool (any ordered dtype).
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/pool.h"
+#include "ir/ops/window.h"
 #include "kiln/rt/pool.h"
 
 namespace kiln::codegen::cpp {
@@ -27,22 +30,52 @@ std::string params_literal(const kiln::rt::Pool2dParams& p) {
       p.dil_h, p.dil_w, p.pad_bottom, p.pad_right);
 }
 
+// Whether the fast 2-D f32 kernels (pool.h) run the node.
+bool fast_2d(const ir::Node& node) {
+  const size_t rank = node.input(0)->shape().rank();
+  return node.input(0)->dtype() == ir::DType::F32 && (rank == 3 || rank == 4) &&
+         !(node.num_outputs() > 1 && node.output(1));
+}
+
 std::string unsupported_window(const ir::Node& node) {
-  if (std::string r = require_f32(node); !r.empty()) return r;
-  size_t rank = node.input(0)->shape().rank();
-  if (rank != 3 && rank != 4)
-    return fmt::format("compiled {} supports 1-D and 2-D pooling, not {}-D", node.op(), rank - 2);
-  if (node.num_outputs() > 1) return "the Indices output is not supported";
+  const ir::DType t = node.input(0)->dtype();
+  if (node.op() != "MaxPool" && !ir::is_float(t))
+    return fmt::format("compiled {} supports floating types, not {}", node.op(), ir::dtype_name(t));
+  if (t == ir::DType::Bool) return "compiled MaxPool does not support bool";
   return "";
 }
 
+// pool_nd: any rank and dtype, MaxPool's Indices, LpPool.
+void emit_pool_nd(EmitContext& ctx, const ir::Node& node) {
+  std::vector<int64_t> x = dims_of(node.input(0));
+  const std::vector<int64_t> in(x.begin() + 2, x.end());
+  const ir::ResolvedWindow w = ir::resolve_window(node, in, node.ints("kernel_shape"));
+  ctx.line(fmt::format("const kiln::rt::PoolNdParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", x[0], x[1],
+                       in.size(), ctx.array(in), ctx.array(w.out_dims), ctx.array(w.kernel), ctx.array(w.strides),
+                       ctx.array(w.dilations), ctx.array(w.pads_begin), ctx.array(w.pads_end)));
+  std::string kind = "Max", lp = "0.0";
+  if (node.op() == "AveragePool") kind = node.i("count_include_pad") ? "AverageIncludePad" : "Average";
+  if (node.op() == "LpPool") {
+    kind = "Lp";
+    lp = fmt::format("{}.0", node.i("p"));
+  }
+  const bool indices = node.op() == "MaxPool" && node.num_outputs() > 1 && node.output(1);
+  const ir::DType t = node.input(0)->dtype();
+  ctx.line(fmt::format("kiln::rt::pool_nd<{}, {}>(p, kiln::rt::PoolKind::{}, {}, {}, {}, {}, {});", cpp_type(t),
+                       cpp_compute_type(t), kind, lp, ctx.in(node, 0), ctx.out(node, 0),
+                       indices ? ctx.out(node, 1) : "nullptr",
+                       node.op() == "MaxPool" && node.i("storage_order") == 1 ? "true" : "false"));
+}
+
 void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
+  if (!fast_2d(node)) return emit_pool_nd(ctx, node);
   ctx.line("const " + params_literal(pool_params(node)));
   ctx.line(fmt::format("kiln::rt::maxpool2d_f32(p, {}, {}, pool);", ctx.in(node, 0),
                        ctx.out(node, 0)));
 }
 
 void emit_avgpool(EmitContext& ctx, const ir::Node& node) {
+  if (!fast_2d(node)) return emit_pool_nd(ctx, node);
   ctx.line("const " + params_literal(pool_params(node)));
   ctx.line(fmt::format("kiln::rt::avgpool2d_f32(p, {}, {}, {}, pool);",
                        node.i("count_include_pad") ? "true" : "false", ctx.in(node, 0),
@@ -68,11 +101,28 @@ void emit_global_max(EmitContext& ctx, const ir::Node& node) {
                        ctx.out(node, 0)));
 }
 
+std::string max_unpool_unsupported(const ir::Node& node) {
+  if (node.has_input(2) && !node.input(2)->is_constant())
+    return fmt::format("input '{}' (output_shape) must be known at compile time", node.input(2)->name());
+  if (node.input(0)->dtype() == ir::DType::Bool) return "compiled MaxUnpool does not support bool";
+  return "";
+}
+
+void emit_max_unpool(EmitContext& ctx, const ir::Node& node) {
+  const std::vector<int64_t> unpooled = ir::max_unpool_dims(node, dims_of(node.input(0)));
+  ctx.line(fmt::format("if (!kiln::rt::max_unpool<{}>({}, {}, {}, {}, {}, {}, {})) {}",
+                       cpp_type(node.input(0)->dtype()), unpooled.size(), ctx.array(unpooled),
+                       ctx.array(dims_of(node.output(0))), numel_of(node.input(0)), ctx.in(node, 0), ctx.in(node, 1),
+                       ctx.out(node, 0), ctx.fail_stmt(node, "an index in I is out of range")));
+}
+
 }  // namespace
 
 void register_pool_emitters(EmitterRegistry& r) {
   r.add("MaxPool", Emitter{.emit = emit_maxpool, .unsupported = unsupported_window});
   r.add("AveragePool", Emitter{.emit = emit_avgpool, .unsupported = unsupported_window});
+  r.add("LpPool", Emitter{.emit = emit_pool_nd, .unsupported = unsupported_window});
+  r.add("MaxUnpool", Emitter{.emit = emit_max_unpool, .unsupported = max_unpool_unsupported});
   r.add("GlobalAveragePool", Emitter{.emit = emit_global_avg, .unsupported = require_f32});
   r.add("GlobalMaxPool", Emitter{.emit = emit_global_max});
 }

@@ -20,6 +20,7 @@
 #include "kiln/rt/normalize.h"
 #include "kiln/rt/npy.h"
 #include "kiln/rt/pool.h"
+#include "kiln/rt/pool_nd.h"
 #include "kiln/rt/profile.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"
