@@ -327,6 +327,19 @@ void convert_upsample(NodeEmitter& e, PendingNode& node, int) {
   node.attrs["nearest_mode"] = Attribute("floor");
 }
 
+// GridSample-16 spelled its modes bilinear and bicubic (linear and cubic since opset 20).
+void convert_grid_sample(NodeEmitter& e, PendingNode& node, int) {
+  auto it = node.attrs.find("mode");
+  if (it == node.attrs.end()) {
+    node.attrs["mode"] = Attribute("linear");  // GridSample-16's default, bilinear
+    return;
+  }
+  if (it->second.type() != AttrType::String) e.fail_node(node, "attribute 'mode' must be a string");
+  const std::string m = it->second.s();
+  if (m == "bilinear") it->second = Attribute("linear");
+  else if (m == "bicubic") it->second = Attribute("cubic");
+}
+
 constexpr int kAlways = INT_MAX;
 
 const std::vector<OpRule>& rules() {
@@ -362,6 +375,7 @@ const std::vector<OpRule>& rules() {
       {.op_type = "Resize", .canonical_since = 11, .check = check_upsample, .convert = convert_upsample},
       {.op_type = "Upsample", .canonical_since = kAlways, .emits = {"Resize"}, .check = check_upsample,
        .convert = convert_upsample},
+      {.op_type = "GridSample", .canonical_since = 20, .convert = convert_grid_sample},
       {.op_type = "Split", .canonical_since = 13, .convert = convert_split},
       {.op_type = "ReduceSum", .canonical_since = 13, .convert = convert_axes},
       {.op_type = "Scatter", .canonical_since = kAlways, .emits = {"ScatterElements"},

@@ -100,21 +100,18 @@ void infer_pad(Node& node) {
   node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
 }
 
-void eval_pad(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
-  const Tensor& x = *in[0];
-  std::vector<std::vector<int64_t>> t = *pad_tables(node, x.dims(), in);
+// Copies x through per-dim tables (pad_tables) into out, `fill` where a table says -1.
+void copy_through_tables(const Tensor& x, const std::vector<std::vector<int64_t>>& t, const Tensor* fill_value,
+                         Tensor& out) {
   std::vector<int64_t> dims;
   for (const auto& table : t) dims.push_back(static_cast<int64_t>(table.size()));
-  out[0] = Tensor(x.dtype(), dims);
-  if (out[0].numel() == 0) return;
+  out = Tensor(x.dtype(), dims);
+  if (out.numel() == 0) return;
   const size_t es = dtype_size(x.dtype());
   std::vector<uint8_t> fill(es, 0);
-  if (const Tensor* c = optional_input(in, 2)) {
-    if (c->numel() != 1) fail("{}: constant_value must have one element", node.describe());
-    std::memcpy(fill.data(), c->raw(), es);
-  }
+  if (fill_value) std::memcpy(fill.data(), fill_value->raw(), es);
   const auto* src = static_cast<const uint8_t*>(x.raw());
-  auto* dst = static_cast<uint8_t*>(out[0].mutable_raw());
+  auto* dst = static_cast<uint8_t*>(out.mutable_raw());
   std::vector<int64_t> idx(dims.size(), 0);
   do {
     int64_t offset = 0;
@@ -127,6 +124,34 @@ void eval_pad(const Node& node, std::span<const Tensor* const> in, std::vector<T
     std::memcpy(dst, inside ? src + static_cast<size_t>(offset) * es : fill.data(), es);
     dst += es;
   } while (next_index(idx, dims));
+}
+
+void eval_pad(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  std::vector<std::vector<int64_t>> t = *pad_tables(node, x.dims(), in);
+  const Tensor* c = optional_input(in, 2);
+  if (c && c->numel() != 1) fail("{}: constant_value must have one element", node.describe());
+  copy_through_tables(x, t, c, out[0]);
+}
+
+// ---- CenterCropPad -------------------------------------------------------------------------
+
+void infer_center_crop_pad(Node& node) {
+  require_dtype(node, 1, {DType::I32, DType::I64});
+  const Shape& s = node.input(0)->shape();
+  std::optional<std::vector<std::vector<int64_t>>> t =
+      s.is_static() ? center_crop_pad_tables(node, s.values()) : std::nullopt;
+  std::vector<Dim> dims = s.dims();
+  if (t) {
+    for (size_t d = 0; d < dims.size(); ++d) dims[d] = Dim(static_cast<int64_t>((*t)[d].size()));
+  } else {
+    for (int64_t a : center_crop_pad_axes(node, static_cast<int64_t>(s.rank()))) dims[a] = Dim::unknown();
+  }
+  node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
+}
+
+void eval_center_crop_pad(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  copy_through_tables(*in[0], *center_crop_pad_tables(node, in[0]->dims(), in), nullptr, out[0]);
 }
 
 // ---- Expand and Tile -----------------------------------------------------------------------
@@ -384,7 +409,14 @@ std::optional<std::vector<std::vector<int64_t>>> pad_tables(const Node& node,
     begin[axes[i]] = pads[i];
     end[axes[i]] = pads[i + axes.size()];
   }
-  const std::string& mode = node.s("mode");
+  return pad_tables_for(node, in_dims, begin, end, node.s("mode"));
+}
+
+std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::vector<int64_t>& in_dims,
+                                                 const std::vector<int64_t>& begin,
+                                                 const std::vector<int64_t>& end, const std::string& mode) {
+  std::vector<int64_t> pads = begin;
+  pads.insert(pads.end(), end.begin(), end.end());
   std::vector<int64_t> st = contiguous_strides(in_dims);
   std::vector<std::vector<int64_t>> tables(in_dims.size());
   for (size_t d = 0; d < in_dims.size(); ++d) {
@@ -419,6 +451,44 @@ std::optional<std::vector<std::vector<int64_t>>> pad_tables(const Node& node,
   return tables;
 }
 
+std::vector<int64_t> center_crop_pad_axes(const Node& node, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (!node.has_attr("axes")) {
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    return axes;
+  }
+  for (int64_t a : node.ints("axes")) {
+    const int64_t n = require_axis(node, a, rank);
+    if (std::find(axes.begin(), axes.end(), n) != axes.end())
+      fail("{}: axes {} repeats axis {}", node.describe(), ints_str(node.ints("axes")), a);
+    axes.push_back(n);
+  }
+  return axes;
+}
+
+std::optional<std::vector<std::vector<int64_t>>> center_crop_pad_tables(const Node& node,
+                                                                        const std::vector<int64_t>& in_dims,
+                                                                        std::span<const Tensor* const> in) {
+  bool known;
+  const Tensor* ts = input_value(node, 1, in, known);
+  if (!ts) return std::nullopt;
+  const std::vector<int64_t> axes = center_crop_pad_axes(node, static_cast<int64_t>(in_dims.size()));
+  const std::vector<int64_t> shape = int_values(node, 1, *ts);
+  if (shape.size() != axes.size())
+    fail("{}: shape {} must have one value for each of the {} axes", node.describe(), ints_str(shape),
+         axes.size());
+  // Centred: the first (smaller) half of the difference goes before, the rest after.
+  std::vector<int64_t> begin(in_dims.size(), 0), end(in_dims.size(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (shape[i] < 0 || shape[i] > (int64_t{1} << 40))
+      fail("{}: shape {} must be non-negative", node.describe(), ints_str(shape));
+    const int64_t diff = shape[i] - in_dims[axes[i]];
+    begin[axes[i]] = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    end[axes[i]] = diff - begin[axes[i]];
+  }
+  return pad_tables_for(node, in_dims, begin, end, "constant");
+}
+
 void register_slice_pad_ops(Registry& r) {
   r.add(OpDef{
       .name = "Slice",
@@ -446,6 +516,15 @@ void register_slice_pad_ops(Registry& r) {
       .attrs = {{"mode", AttrType::String, Attribute("constant")}},
       .infer = infer_pad,
       .eval = eval_pad,
+  });
+  r.add(OpDef{
+      .name = "CenterCropPad",
+      .summary = "crops or zero-pads the given axes to shape, centred",
+      .inputs = {{"input_data"}, {"shape"}},
+      .outputs = {"output_data"},
+      .attrs = {{"axes", AttrType::Ints, std::nullopt, true}},
+      .infer = infer_center_crop_pad,
+      .eval = eval_center_crop_pad,
   });
   r.add(OpDef{
       .name = "Expand",

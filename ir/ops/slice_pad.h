@@ -40,4 +40,14 @@ StridedView depth_space_view(const Node& node, const std::vector<int64_t>& in_di
 std::optional<std::vector<std::vector<int64_t>>> pad_tables(
     const Node& node, const std::vector<int64_t>& in_dims, std::span<const Tensor* const> in = {});
 
+// The same for explicit begin and end pads (negative ones crop) and a Pad mode.
+std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::vector<int64_t>& in_dims,
+                                                 const std::vector<int64_t>& begin,
+                                                 const std::vector<int64_t>& end, const std::string& mode);
+
+// CenterCropPad: its axes attribute normalized, and its tables as Pad's (constant zeros).
+std::vector<int64_t> center_crop_pad_axes(const Node& node, int64_t rank);
+std::optional<std::vector<std::vector<int64_t>>> center_crop_pad_tables(
+    const Node& node, const std::vector<int64_t>& in_dims, std::span<const Tensor* const> in = {});
+
 }  // namespace kiln::ir

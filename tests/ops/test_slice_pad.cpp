@@ -137,3 +137,19 @@ TEST_CASE("ConstantOfShape, Range, Size, EyeLike, Trilu") {
 }
 
 }  // namespace kiln::ir::test
+
+namespace kiln::ir::test {
+
+TEST_CASE("CenterCropPad: crops and zero-pads centred, the smaller half first") {
+  OpTest t;  // axis 0: 5 -> 2 crops [1, 3) (begin 1, end 2); axis 1: 1 -> 4 pads 1 before, 2 after
+  Node* n = t.node("CenterCropPad", {t.input("x", f32({5, 1}, {1, 2, 3, 4, 5})), t.constant("shape", i64s({2, 4}))});
+  Tensor y = t.run1(n);
+  CHECK(y.dims() == std::vector<int64_t>{2, 4});
+  check_close(y, {0, 2, 0, 0, 0, 3, 0, 0});
+  OpTest u;  // negative axes; only the last axis changes
+  Node* m = u.node("CenterCropPad", {u.input("x", f32({1, 4}, {1, 2, 3, 4})), u.constant("shape", i64s({3}))},
+                   {{"axes", std::vector<int64_t>{-1}}});
+  check_close(u.run1(m), {1, 2, 3});
+}
+
+}  // namespace kiln::ir::test

@@ -1,5 +1,6 @@
 // Copying ops whose geometry the IR works out (ir/ops/slice_pad.h): Slice, Split, Expand,
-// Tile, DepthToSpace and SpaceToDepth as strided copies; Pad through per-dim index tables.
+// Tile, DepthToSpace and SpaceToDepth as strided copies; Pad and CenterCropPad through per-dim
+// index tables.
 // Every dtype. Inputs that decide the output's shape must be known at compile time.
 #include <fmt/format.h>
 
@@ -56,15 +57,15 @@ void emit_depth_space(EmitContext& ctx, const ir::Node& node) {
   emit_view(ctx, node, ir::depth_space_view(node, dims_of(node.input(0))), 0);
 }
 
-void emit_pad(EmitContext& ctx, const ir::Node& node) {
-  std::vector<std::vector<int64_t>> tables = *ir::pad_tables(node, dims_of(node.input(0)));
+// Pad and CenterCropPad: a copy through per-dim tables, `fill` (an expression) outside.
+void emit_table_copy(EmitContext& ctx, const ir::Node& node, const std::vector<std::vector<int64_t>>& tables,
+                     const std::string& fill) {
   std::vector<int64_t> dims, flat;
   for (const auto& t : tables) {
     dims.push_back(static_cast<int64_t>(t.size()));
     flat.insert(flat.end(), t.begin(), t.end());
   }
-  std::string fill = node.has_input(2) ? ctx.in(node, 2) : "zero";
-  if (!node.has_input(2)) ctx.line("static const unsigned char zero[16] = {};");
+  if (fill == "zero") ctx.line("static const unsigned char zero[16] = {};");
   if (dims.empty()) {  // a scalar: nothing to pad
     ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(node, 0), ctx.in(node, 0),
                          elem_size(node.input(0))));
@@ -73,6 +74,15 @@ void emit_pad(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format("kiln::rt::table_copy_bytes({}, {}, {}, {}, {}, {}, {});",
                        elem_size(node.input(0)), dims.size(), ctx.array(dims), ctx.array(flat),
                        ctx.in(node, 0), fill, ctx.out(node, 0)));
+}
+
+void emit_pad(EmitContext& ctx, const ir::Node& node) {
+  emit_table_copy(ctx, node, *ir::pad_tables(node, dims_of(node.input(0))),
+                  node.has_input(2) ? ctx.in(node, 2) : "zero");
+}
+
+void emit_center_crop_pad(EmitContext& ctx, const ir::Node& node) {
+  emit_table_copy(ctx, node, *ir::center_crop_pad_tables(node, dims_of(node.input(0))), "zero");
 }
 
 }  // namespace
@@ -85,6 +95,9 @@ void register_slice_pad_emitters(EmitterRegistry& r) {
                          .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
   r.add("Pad", Emitter{.emit = emit_pad,
                        .unsupported = [](const ir::Node& n) { return need_constants(n, {1, 3}); }});
+  r.add("CenterCropPad", Emitter{.emit = emit_center_crop_pad, .unsupported = [](const ir::Node& n) {
+                                    return need_constants(n, {1});
+                                  }});
   r.add("Expand", Emitter{.emit = emit_expand,
                           .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
   r.add("Tile", Emitter{.emit = emit_tile,
