@@ -118,7 +118,7 @@ struct Scan {
   }
 };
 
-// "3 unsupported nodes: NonMaxSuppression (nms_1), Foo in domain com.x (f1, f2), Dropout (d1:
+// "3 unsupported nodes: TfIdfVectorizer (tfidf_1), Foo in domain com.x (f1, f2), Dropout (d1:
 // its mask output is used)", grouping nodes by op, domain and reason in order of appearance.
 std::string describe_unsupported(const std::vector<UnsupportedNode>& list) {
   struct Group {

@@ -71,14 +71,14 @@ TEST_CASE("every unsupported node is listed in one error") {
   TempDir dir;
   ModelBuilder m;
   m.input("x", TensorProto::FLOAT, {int64_t{1}, int64_t{4}});
-  m.node("NonMaxSuppression", {"x"}, {"n"}, "nms_1");
+  m.node("TfIdfVectorizer", {"x"}, {"n"}, "tfidf_1");
   m.node("Foo", {"n"}, {"f"}, "f1")->set_domain("com.x");
   m.node("Relu", {"f"}, {"r"}, "relu");
   m.node("Foo", {"r"}, {"y"}, "f2")->set_domain("com.x");
   m.output("y");
   std::string path = m.save(dir);
   CHECK(import_error(path) ==
-        path + ": 3 unsupported nodes: NonMaxSuppression (nms_1), Foo in domain com.x (f1, f2)");
+        path + ": 3 unsupported nodes: TfIdfVectorizer (tfidf_1), Foo in domain com.x (f1, f2)");
 }
 
 TEST_CASE("unsupported nodes inside subgraphs are found too") {
