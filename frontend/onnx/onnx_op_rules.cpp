@@ -340,6 +340,17 @@ void convert_grid_sample(NodeEmitter& e, PendingNode& node, int) {
   else if (m == "bicubic") it->second = Attribute("cubic");
 }
 
+// DFT-17/19: axis was an attribute (default 1); DFT-20 takes it as input 2 (default -2).
+void convert_dft(NodeEmitter& e, PendingNode& node, int) {
+  int64_t axis = 1;
+  if (std::optional<Attribute> a = take_attr(node, "axis")) {
+    if (a->type() != AttrType::Int) e.fail_node(node, "attribute 'axis' must be an int");
+    axis = a->i();
+  }
+  node.inputs.resize(3, nullptr);
+  node.inputs[2] = e.constant(node.name + "_axis", Tensor::scalar_i64(axis));
+}
+
 constexpr int kAlways = INT_MAX;
 
 const std::vector<OpRule>& rules() {
@@ -375,6 +386,7 @@ const std::vector<OpRule>& rules() {
       {.op_type = "Resize", .canonical_since = 11, .check = check_upsample, .convert = convert_upsample},
       {.op_type = "Upsample", .canonical_since = kAlways, .emits = {"Resize"}, .check = check_upsample,
        .convert = convert_upsample},
+      {.op_type = "DFT", .canonical_since = 20, .convert = convert_dft},
       {.op_type = "GridSample", .canonical_since = 20, .convert = convert_grid_sample},
       {.op_type = "Split", .canonical_since = 13, .convert = convert_split},
       {.op_type = "ReduceSum", .canonical_since = 13, .convert = convert_axes},

@@ -5,6 +5,7 @@
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_transpose.h"
 #include "kiln/rt/detection.h"
+#include "kiln/rt/dft.h"
 #include "kiln/rt/dtype.h"
 #include "kiln/rt/elementwise.h"
 #include "kiln/rt/epilogue.h"
