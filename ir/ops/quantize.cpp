@@ -55,15 +55,6 @@ bool is_quantized_type(DType t) {
          (is_storage_only(t) && t != DType::F8E8M0);
 }
 
-// Calls fn.template operator()<T>() for the float dtypes x, scales and results may have.
-template <class Fn>
-void visit_float(const Node& node, DType t, Fn&& fn) {
-  if (!is_float(t)) fail("{}: expected a float dtype, got {}", node.describe(), dtype_name(t));
-  visit_dtype(t, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<compute_t<T>>) fn.template operator()<T>();
-  });
-}
-
 // Calls fn.template operator()<Q>() for a quantized dtype (and i32, which DequantizeLinear takes).
 template <class Fn>
 void visit_quantized(const Node& node, DType t, Fn&& fn) {
