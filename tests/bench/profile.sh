@@ -20,7 +20,9 @@ PY
 # Profiling off (no --profile) writes no trace and still runs.
 "$work/out/net" "$work/in.npy" --repeat 3 >/dev/null 2>&1 || fail "run without --profile"
 # The same switch in the library's C API.
-"${CC:-cc}" -std=c99 -Wall -Wextra -Werror -I "$work/out" "$here/profile_library.c" "$work/out/libnet.a" \
+# CC may carry flags (the sanitized build sets CC="clang -fsanitize=..."): split it into words.
+read -r -a cc <<<"${CC:-cc}"
+"${cc[@]}" -std=c99 -Wall -Wextra -Werror -I "$work/out" "$here/profile_library.c" "$work/out/libnet.a" \
   -lstdc++ -lm -pthread -o "$work/profile_library" || fail "profile_library.c does not build"
 "$work/profile_library" || fail "the library's profiling switch"
 echo "PASS"
