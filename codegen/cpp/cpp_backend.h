@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "passes/plan_memory.h"
+#include "passes/precision.h"
 
 namespace kiln::codegen::cpp {
 
@@ -23,6 +24,9 @@ struct CppOptions {
   std::string name;          // a C identifier: prefix of every exported symbol
   std::string source_model;  // named in the generated files' header comment
   bool external_weights = false;  // weights in NAME.weights, memory-mapped at run time
+  // fp16, bf16: float weights stored in half precision and widened to fp32 when the model's
+  // context is created. Other values leave the weights as they are (int8 is a graph rewrite).
+  passes::Precision precision = passes::Precision::FP32;
   TestHooks test_hooks;
 };
 
@@ -30,6 +34,8 @@ struct GeneratedModel {
   std::string name;
   std::map<std::string, std::string> files;  // relative path -> text
   std::string weights;                       // bytes of NAME.weights
+  size_t widened_weights = 0;  // --precision fp16|bf16: weights stored halved ...
+  size_t widened_bytes = 0;    // ... and the fp32 memory they are widened into at run time
   passes::MemoryPlan plan;
 };
 

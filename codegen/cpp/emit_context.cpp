@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cpp/weight_blob.h"
 #include "ir/error.h"
 
 namespace kiln::codegen::cpp {
@@ -108,6 +109,9 @@ std::string EmitContext::value_ptr(const ir::Value* v, bool writable) const {
     case Location::Weight:
       if (writable) fail("internal: weight '{}' written", v->name());
       return fmt::format("reinterpret_cast<{}>(W + {})", type, loc.offset);
+    case Location::Widened:
+      if (writable) fail("internal: weight '{}' written", v->name());
+      return fmt::format("reinterpret_cast<{}>(X + {})", type, loc.offset);
     case Location::Arena:
       return fmt::format("reinterpret_cast<{}>(A + {})", type, loc.offset);
   }
@@ -130,11 +134,8 @@ std::string EmitContext::scratch(const ir::Node& node) const {
 
 std::string EmitContext::add_weight_floats(const std::vector<float>& values) {
   if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
-  constexpr size_t kAlign = 64;
-  weights_->resize((weights_->size() + kAlign - 1) / kAlign * kAlign, '\0');
-  const size_t offset = weights_->size();
-  weights_->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  return fmt::format("reinterpret_cast<const float*>(W + {})", offset);
+  const Location loc = weights_->add_floats(values.data(), values.size());
+  return fmt::format("reinterpret_cast<const float*>({} + {})", loc.kind == Location::Widened ? "X" : "W", loc.offset);
 }
 
 std::string EmitContext::array(const std::vector<int64_t>& values) {

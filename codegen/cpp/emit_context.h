@@ -14,10 +14,13 @@
 namespace kiln::codegen::cpp {
 
 struct Location {
-  enum Kind { Input, Output, Weight, Arena } kind = Arena;
+  // Widened: a weight stored in half precision, read from its fp32 copy (weight_blob.h).
+  enum Kind { Input, Output, Weight, Widened, Arena } kind = Arena;
   size_t index = 0;   // graph input or output position
-  size_t offset = 0;  // byte offset in the weights or the arena
+  size_t offset = 0;  // byte offset in the weights, the widened weights or the arena
 };
+
+class WeightBlob;
 
 // C++ spelling of a dtype's storage type, and of the type arithmetic is done in.
 std::string cpp_type(ir::DType t);
@@ -36,7 +39,7 @@ class EmitContext {
  public:
   // `weights`: the weights blob, which add_weight_floats appends to.
   EmitContext(std::unordered_map<const ir::Value*, Location> locations,
-              std::unordered_map<const ir::Node*, size_t> scratch, std::string* weights = nullptr)
+              std::unordered_map<const ir::Node*, size_t> scratch, WeightBlob* weights = nullptr)
       : locations_(std::move(locations)), scratch_(std::move(scratch)), weights_(weights) {}
 
   // Typed pointer expressions for a node's input (const) and output (mutable) data.
@@ -49,7 +52,8 @@ class EmitContext {
   // between identical arrays).
   std::string array(const std::vector<int64_t>& values);
   // Appends floats computed at compile time (e.g. packed weights) to the weights blob, 64-byte
-  // aligned; returns a `const float*` expression for them.
+  // aligned (in half precision with --precision fp16|bf16); returns a `const float*`
+  // expression for them.
   std::string add_weight_floats(const std::vector<float>& values);
 
   // Appends one line of the node's body (indentation is added).
@@ -68,7 +72,7 @@ class EmitContext {
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;
-  std::string* weights_ = nullptr;
+  WeightBlob* weights_ = nullptr;
   std::string arrays_;
   std::string body_;
 };

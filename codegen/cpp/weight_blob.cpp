@@ -1,0 +1,91 @@
+#include "codegen/cpp/weight_blob.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kiln/rt/dtype.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+// Smaller float constants (scalars, tiny tables, epsilons) stay fp32: they weigh nothing and
+// some are exact parameters.
+constexpr size_t kMinHalvedElements = 16;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+}  // namespace
+
+size_t WeightBlob::append(const void* data, size_t bytes) {
+  bytes_.resize(align_up(bytes_.size()), '\0');
+  const size_t offset = bytes_.size();
+  bytes_.append(static_cast<const char*>(data), bytes);
+  return offset;
+}
+
+// fp16 keeps a tensor in fp32 when one of its finite values would overflow to infinity
+// (beyond 65504: attention masks of -1e9, for instance); bf16 has fp32's range.
+bool WeightBlob::halves(const float* data, size_t count) const {
+  if (!passes::halves_weights(precision_) || count < kMinHalvedElements) return false;
+  if (precision_ == passes::Precision::FP16)
+    for (size_t i = 0; i < count; ++i)
+      if (std::isfinite(data[i]) && std::isinf(static_cast<float>(kiln::rt::f16(data[i])))) return false;
+  return true;
+}
+
+Location WeightBlob::add_floats(const float* data, size_t count) {
+  if (!halves(data, count)) return {Location::Weight, 0, append(data, count * sizeof(float))};
+  std::vector<uint16_t> half(count);
+  const bool fp16 = precision_ == passes::Precision::FP16;
+  for (size_t i = 0; i < count; ++i)
+    half[i] = fp16 ? kiln::rt::f32_to_f16_bits(data[i]) : kiln::rt::f32_to_bf16_bits(data[i]);
+  const size_t from = append(half.data(), count * sizeof(uint16_t));
+  const size_t to = align_up(widened_bytes_);
+  widened_bytes_ = to + count * sizeof(float);
+  ranges_.push_back({from, to, count});
+  return {Location::Widened, 0, to};
+}
+
+Location WeightBlob::add(const ir::Tensor& t) {
+  if (t.dtype() == ir::DType::F32) return add_floats(t.data<float>(), static_cast<size_t>(t.numel()));
+  return {Location::Weight, 0, append(t.raw(), t.nbytes())};
+}
+
+void WeightBlob::pad_if_empty() {
+  if (bytes_.empty()) bytes_.assign(kAlign, '\0');
+}
+
+WidenCode widen_code(const WeightBlob& blob) {
+  if (blob.widened().empty()) return {};
+  const std::string_view kind = passes::precision_name(blob.precision());
+  std::string ranges;
+  for (const kiln::rt::WidenRange& r : blob.widened()) ranges += fmt::format("    {{{}, {}, {}}},\n", r.from, r.to, r.count);
+  WidenCode c;
+  c.include = "#include \"kiln/rt/widen.h\"\n";
+  c.member = "  unsigned char* widened = nullptr;  // the halved weights as fp32 (kWidenedBytes)\n";
+  c.decls = fmt::format(
+      "constexpr size_t kWidenedBytes = {};\n"
+      "// {} weights: byte offset in the weights, byte offset in the widened buffer, count.\n"
+      "const kiln::rt::WidenRange kWiden[] = {{\n{}}};\n",
+      align_up(blob.widened_bytes()), kind, ranges);
+  c.create = fmt::format(
+      "  ctx->widened = static_cast<unsigned char*>(std::aligned_alloc(64, kWidenedBytes));\n"
+      "  if (!ctx->widened) {{\n"
+      "    ctx->error = \"out of memory widening the {} weights to fp32\";\n"
+      "    return ctx;\n"
+      "  }}\n"
+      "  kiln::rt::widen_weights(ctx->weights, ctx->widened, kWiden, {}, kiln::rt::widen_{});\n",
+      kind, blob.widened().size(), kind == "fp16" ? "f16" : "bf16");
+  c.check = " || !ctx->widened";
+  c.run = "  const unsigned char* const X = ctx->widened;\n  (void)X;\n";
+  c.destroy = "  std::free(ctx->widened);\n";
+  c.note = fmt::format(
+      "// {} of its float weights are stored as {} ({} bytes as fp32, widened when the context is created).\n",
+      blob.widened().size(), kind, blob.widened_bytes());
+  return c;
+}
+
+}  // namespace kiln::codegen::cpp

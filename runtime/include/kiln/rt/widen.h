@@ -1,0 +1,28 @@
+// Weights stored in half precision (`kiln compile --precision fp16|bf16`), widened to fp32
+// once, when a model's context is created: the file holds half the bytes, the kernels read
+// fp32 as usual. fp16 uses F16C where the CPU has it (chosen at run time), bf16 is a shift.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::rt {
+
+// One stored weight: `count` halves at byte `from` of the weights, widened to floats at byte
+// `to` of the widened buffer.
+struct WidenRange {
+  size_t from, to, count;
+};
+
+void widen_f16(const uint16_t* src, float* dst, size_t count);
+void widen_bf16(const uint16_t* src, float* dst, size_t count);
+
+// Widens every range from `weights` into `widened` (64-byte aligned) with `fn`.
+inline void widen_weights(const unsigned char* weights, unsigned char* widened, const WidenRange* ranges,
+                          size_t n, void (*fn)(const uint16_t*, float*, size_t)) {
+  for (size_t i = 0; i < n; ++i)
+    fn(reinterpret_cast<const uint16_t*>(weights + ranges[i].from), reinterpret_cast<float*>(widened + ranges[i].to),
+       ranges[i].count);
+}
+
+}  // namespace kiln::rt

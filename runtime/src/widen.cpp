@@ -1,0 +1,57 @@
+#include "kiln/rt/widen.h"
+
+#include <cstring>
+
+#include "kiln/rt/dtype.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define KILN_WIDEN_F16C 1
+#else
+#define KILN_WIDEN_F16C 0
+#endif
+
+namespace kiln::rt {
+namespace {
+
+void widen_f16_portable(const uint16_t* src, float* dst, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = f16_bits_to_f32(src[i]);
+}
+
+#if KILN_WIDEN_F16C
+// Eight halves at a time (vcvtph2ps); exact, as the portable loop is.
+__attribute__((target("avx,f16c"))) void widen_f16_f16c(const uint16_t* src, float* dst, size_t count) {
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  widen_f16_portable(src + i, dst + i, count - i);
+}
+#endif
+
+using WidenFn = void (*)(const uint16_t*, float*, size_t);
+
+WidenFn choose_f16() {
+#if KILN_WIDEN_F16C
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return widen_f16_f16c;
+#endif
+  return widen_f16_portable;
+}
+
+}  // namespace
+
+void widen_f16(const uint16_t* src, float* dst, size_t count) {
+  static const WidenFn fn = choose_f16();
+  fn(src, dst, count);
+}
+
+void widen_bf16(const uint16_t* src, float* dst, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+    std::memcpy(dst + i, &bits, 4);
+  }
+}
+
+}  // namespace kiln::rt
