@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <iostream>
@@ -17,6 +18,8 @@
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "cli/pipeline_options.h"
+#include "cli/precision_options.h"
+#include "cli/precision_report.h"
 #include "cli/test_hooks.h"
 #include "cli/verify.h"
 #include "codegen/cpp/builder.h"
@@ -42,6 +45,7 @@ struct CompileArgs {
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   frontend::ImportLimits limits;
   VerifyOptions verify;  // --verify-against (cli/verify.h)
+  PrecisionOptions precision;  // --precision, --calibration, --report (cli/precision_options.h)
 };
 
 std::set<std::string> parse_emit(const std::string& text) {
@@ -121,6 +125,55 @@ void verify(const CompileArgs& args, const LoadOptions& load, const ir::Graph& g
   verify_compiled(args.model, graph, out / options.name, args.verify, build_probe);
 }
 
+// The precision report (cli/precision_report.h): the compiled model against the same model
+// compiled in fp32, both built as executables in a temporary directory (the first reused from
+// `out` when it was emitted).
+void report_precision(const CompileArgs& args, const LoadOptions& load, const ir::Graph& graph,
+                      const codegen::cpp::CppOptions& options, const codegen::cpp::GeneratedModel& model,
+                      const fs::path& out, const codegen::cpp::BuildOptions& build) {
+  std::string tmpl = (fs::temp_directory_path() / "kiln-report-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{tmpl};
+  const fs::path work = tmpl;
+  codegen::cpp::BuildOptions exe_only = build;
+  exe_only.exe = true;
+  exe_only.lib = exe_only.shared = false;
+  exe_only.log = nullptr;
+  fs::path exe = out / model.name;
+  if (!build.exe) {
+    codegen::cpp::write_sources(model, work / "src");
+    codegen::cpp::build(model, work / "src", work, exe_only);
+    if (options.external_weights) fs::copy_file(work / "src" / (model.name + ".weights"), work / (model.name + ".weights"));
+    exe = work / model.name;
+  }
+  PhaseTimer quiet(false);
+  std::unique_ptr<ir::Graph> fp32_graph = load_model(args.model, load, quiet);
+  codegen::cpp::CppOptions fp32_options = options;
+  fp32_options.precision = passes::Precision::FP32;
+  fp32_options.external_weights = false;
+  fp32_options.test_hooks = {};
+  codegen::cpp::GeneratedModel fp32 = codegen::cpp::generate_cpp(*fp32_graph, fp32_options);
+  codegen::cpp::write_sources(fp32, work / "fp32" / "src");
+  codegen::cpp::build(fp32, work / "fp32" / "src", work / "fp32", exe_only);
+
+  PrecisionReport report = measure_precision(graph, exe, work / "fp32" / fp32.name, args.precision.calibration_dir,
+                                             args.verify.seed, work / "samples");
+  report.precision = passes::precision_name(options.precision);
+  report.weight_bytes_fp32 = fp32.weights.size();
+  report.weight_bytes = model.weights.size();
+  if (model.widened_weights > 0)
+    report.notes.push_back(fmt::format("{} weights stored as {}, widened to {} bytes of fp32 when the model's context is created",
+                                       model.widened_weights, report.precision, model.widened_bytes));
+  if (args.verbose) print_precision_report(report, stderr);
+  if (!args.precision.report_path.empty()) write_precision_report(report, args.precision.report_path);
+}
+
 int run_compile(const CompileArgs& args) {
   PhaseTimer timer(args.verbose);
   clean_stale_leftovers(output_dir(args.out_dir));
@@ -129,11 +182,13 @@ int run_compile(const CompileArgs& args) {
   if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
+  check_precision_options(args.precision);
   LoadOptions load;
   load.dims = parse_dims(args.dims);
   load.pipeline = args.pipeline;
   load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
+  if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
 
   codegen::cpp::CppOptions options;
   options.name = codegen::cpp::c_identifier(args.name.empty() ? fs::path(args.model).stem().string()
@@ -141,6 +196,7 @@ int run_compile(const CompileArgs& args) {
   options.source_model = fs::path(args.model).filename().string();
   options.external_weights = args.weights == "external";
   options.test_hooks = test_hooks_from_env();
+  options.precision = args.precision.precision;
   codegen::cpp::GeneratedModel model = timer.phase("codegen", [&] {
     try {
       return codegen::cpp::generate_cpp(*graph, options);
@@ -182,7 +238,13 @@ int run_compile(const CompileArgs& args) {
     fmt::print(stderr, "kiln: arena {} bytes (lower bound {}, unplanned {}), weights {} bytes\n",
                model.plan.arena_size, model.plan.lower_bound, model.plan.naive_size,
                model.weights.size());
+  if (args.verbose && model.widened_weights > 0)
+    fmt::print(stderr, "kiln: {} weights stored as {} ({} bytes once widened to fp32 at context creation)\n",
+               model.widened_weights, passes::precision_name(options.precision), model.widened_bytes);
   if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
+  const bool lowered = args.precision.precision != passes::Precision::FP32;
+  if (!args.precision.report_path.empty() || (args.verbose && lowered))
+    timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build); });
   return 0;
 }
 
@@ -220,6 +282,7 @@ Command add_compile_command(CLI::App& app) {
                   "the Python that runs the baseline (default: $KILN_PYTHON, else python3)");
   add_limits_options(cmd, args->limits);
   add_pipeline_options(cmd, args->pipeline);
+  add_precision_options(cmd, args->precision);
   return {cmd, [args] { return run_compile(*args); }};
 }
 

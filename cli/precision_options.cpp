@@ -1,0 +1,42 @@
+#include "cli/precision_options.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace kiln::cli {
+
+void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
+  auto* o = &options;
+  cmd->add_option_function<std::string>(
+         "--precision",
+         [o](const std::string& text) {
+           std::optional<passes::Precision> p = passes::parse_precision(text);
+           if (!p) throw CLI::ValidationError("--precision", "expected fp32, fp16, bf16, int8 or int8-dynamic, got '" + text + "'");
+           o->precision = *p;
+         },
+         "fp32 (default); fp16 or bf16: float weights stored in half precision (half the size), computed in "
+         "fp32; int8, int8-dynamic: quantized")
+      ->type_name("PRECISION");
+  cmd->add_option("--calibration", options.calibration_dir,
+                  "sample inputs for the precision report (and int8 calibration): one sub-directory per sample "
+                  "holding <input name>.npy for every input")
+      ->type_name("DIR");
+  cmd->add_option("--report", options.report_path,
+                  "write the precision report (error against fp32, weight sizes) as JSON; -v prints it")
+      ->type_name("FILE");
+}
+
+void check_precision_options(const PrecisionOptions& options) {
+  switch (options.precision) {
+    case passes::Precision::FP32:
+    case passes::Precision::FP16:
+    case passes::Precision::BF16:
+      return;
+    case passes::Precision::Int8:
+    case passes::Precision::Int8Dynamic:
+      fail("--precision {}: not yet supported (fp32, fp16 and bf16 are)", passes::precision_name(options.precision));
+  }
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,25 @@
+// `kiln compile`'s precision options: --precision, --calibration DIR and --report FILE
+// (docs/quantization.md). The int8 modes add their own options here.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "passes/precision.h"
+
+namespace kiln::cli {
+
+struct PrecisionOptions {
+  passes::Precision precision = passes::Precision::FP32;
+  std::string calibration_dir;  // --calibration: one sub-directory per sample, <input>.npy each
+  std::string report_path;      // --report FILE.json
+};
+
+// Adds the options to `cmd`, filling `options`.
+void add_precision_options(CLI::App* cmd, PrecisionOptions& options);
+
+// Fails when the options ask for something this build cannot do yet.
+void check_precision_options(const PrecisionOptions& options);
+
+}  // namespace kiln::cli
