@@ -97,7 +97,10 @@ PrecisionReport measure_precision(const ir::Graph& graph, const fs::path& exe, c
     report.inputs = fmt::format("calibration samples in {}", calibration_dir);
   }
   std::vector<Tally> tallies;
-  for (const ir::Value* v : graph.outputs()) tallies.push_back(Tally{OutputError{v->name()}});
+  for (const ir::Value* v : graph.outputs()) {
+    tallies.emplace_back();
+    tallies.back().error.name = v->name();
+  }
   for (size_t k = 0; k < samples.size(); ++k) {
     const fs::path dir = work / fmt::format("sample_{}", k);
     std::vector<fs::path> files = prepare_inputs(inputs, samples[k].string(), seed, dir / "inputs");

@@ -5,6 +5,7 @@
 #include "kiln/rt/dtype.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define KILN_WIDEN_F16C 1
 #else
@@ -34,8 +35,12 @@ using WidenFn = void (*)(const uint16_t*, float*, size_t);
 
 WidenFn choose_f16() {
 #if KILN_WIDEN_F16C
+  // F16C from CPUID leaf 1 (Clang's __builtin_cpu_supports does not know "f16c"); AVX, which
+  // also needs the OS to save the ymm registers, from the builtin.
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return widen_f16_f16c;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C))
+    return widen_f16_f16c;
 #endif
   return widen_f16_portable;
 }
