@@ -1,5 +1,7 @@
 #include "cli/precision_options.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "ir/error.h"
@@ -28,6 +30,12 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
 }
 
 void check_precision_options(const PrecisionOptions& options) {
+  if (!options.report_path.empty()) {  // before building, rather than failing after
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(options.report_path, ec).parent_path();
+    if (!std::filesystem::is_directory(dir, ec)) fail("--report {}: no directory {}", options.report_path, dir.string());
+    if (std::filesystem::is_directory(options.report_path, ec)) fail("--report {}: is a directory", options.report_path);
+  }
   switch (options.precision) {
     case passes::Precision::FP32:
     case passes::Precision::FP16:

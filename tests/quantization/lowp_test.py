@@ -198,7 +198,8 @@ def test_errors():
     os.makedirs(os.path.join(bad, "sample_0"))
     cases = [(["--precision", "fp8"], "--precision"),
              (["--calibration", os.path.join(WORK, "missing")], "not a directory"),
-             (["--calibration", bad], "sample_0 has no image.npy")]
+             (["--calibration", bad], "sample_0 has no image.npy"),
+             (["--report", os.path.join(WORK, "missing", "r.json")], "no directory")]
     for extra, message in cases:
         p = kiln("compile", model, "-o", out, "--dim", "batch=1", *extra, expect_ok=False)
         check(p.returncode > 0 and message in p.stderr,
