@@ -1,0 +1,75 @@
+// 8-bit integer matrix multiply: u8 (or s8) activations times s8 (or u8) weights, exact int32
+// accumulation, and the requantization of ONNX's quantized ops in the epilogue of each tile.
+//
+// acc(i, j) = sum_k (A[i, k] - a_zero_point) * (B[k, j] - b_zero_point[j]), modulo 2^32 as
+// numpy's int32 arithmetic (and kiln's reference loops in qlinear.h) compute it. The weights B
+// are packed once (at compile time for constants) with their column sums, so the zero points
+// cost one multiply-add per output, not per product.
+//
+// Overflow of u8 x s8 pairs: x86's _mm256_maddubs_epi16 adds two u8 x s8 products in int16
+// and saturates (255 * -128 * 2 = -65280), which MLAS and oneDNN avoid by quantizing weights
+// to 7 bits. kiln instead widens both operands to int16 and uses _mm256_madd_epi16 (pairs
+// summed in int32: exact for all values) on AVX2, and vpdpbusd (exact) where AVX-512 VNNI is
+// present; a portable loop elsewhere. The kernel is chosen once per process by CPU feature.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kiln/rt/dtype.h"
+
+namespace kiln::rt {
+
+class ThreadPool;
+
+// The packed form of B (K x N): panels of 16 columns, K in groups of 4, plus N column sums.
+// Element (k, n) of the source is at src[k * stride_k + n * stride_n] (a [K,N] matrix: N, 1;
+// a [N,K] one, as convolution weights are: 1, K). u8 weights are stored as b - 128, which the
+// packed form records (qgemm then shifts the zero point). The layout is private to this
+// runtime version (the compiler packs with the runtime it emits).
+size_t qgemm_packed_b_bytes(int64_t K, int64_t N) noexcept;
+void qgemm_pack_b(int64_t K, int64_t N, const int8_t* src, int64_t stride_k, int64_t stride_n,
+                  unsigned char* packed) noexcept;
+void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, int64_t stride_n,
+                  unsigned char* packed) noexcept;
+
+// Which kernel runs: the best the CPU has (auto), or one named (for tests and comparisons; a
+// kernel the CPU lacks falls back to auto).
+enum class QGemmIsa { automatic, portable, avx2, avx512_vnni };
+bool qgemm_isa_supported(QGemmIsa isa) noexcept;
+const char* qgemm_isa_name(QGemmIsa isa) noexcept;
+
+// What is done with acc(i, j) once the tile is final. With t = acc + bias[j] (wrapping):
+//   KILN_I32: y = t
+//   otherwise v = clamp(t * scale[j] + offset[j], lo, hi) (in double), then
+//   KILN_F32: y = v;  KILN_U8 / KILN_I8: y = saturate(round_half_even(v) + y_zero_point).
+// Per-column arrays have `count` 1 (per tensor) or N; null pointers mean 0 (bias, offset) or
+// 1 (scale). y(i, j) is at y[i * row_stride + j * col_stride] (elements).
+struct QGemmOutput {
+  kiln_dtype type = KILN_I32;
+  void* y = nullptr;
+  int64_t row_stride = 0, col_stride = 1;
+  const int32_t* bias = nullptr;
+  int64_t bias_count = 0;
+  const float* scale = nullptr;
+  int64_t scale_count = 0;
+  const float* offset = nullptr;
+  int64_t offset_count = 0;
+  float lo = -3.4028235e38f, hi = 3.4028235e38f;
+  int32_t y_zero_point = 0;
+};
+
+// A (M x K, row i at data + i * lda) of u8, or of s8 (a_signed). b_zero_point (of the weights
+// as given to qgemm_pack_b): `b_zero_point_count` values (1 or N) or null (0).
+struct QGemmA {
+  const void* data = nullptr;
+  int64_t lda = 0;
+  bool a_signed = false;
+  int32_t zero_point = 0;
+};
+
+void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char* packed_b,
+           const int32_t* b_zero_point, int64_t b_zero_point_count, const QGemmOutput& out, ThreadPool* pool,
+           QGemmIsa isa = QGemmIsa::automatic) noexcept;
+
+}  // namespace kiln::rt

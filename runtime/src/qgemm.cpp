@@ -1,0 +1,451 @@
+// 8-bit GEMM (see qgemm.h): A is packed per run into panels of kMR rows, B once into panels
+// of kNR columns, both with K in groups of 4 bytes (the unit of vpdpbusd); a kMR x kNR int32
+// tile is accumulated over the whole of K (no K blocking: int32 sums stay in registers) and
+// finished at once (zero-point correction, bias, scale, clamp, rounding, store).
+#include "kiln/rt/qgemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "kiln/rt/thread_pool.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define KILN_QGEMM_X86 1
+#else
+#define KILN_QGEMM_X86 0
+#endif
+
+namespace kiln::rt {
+namespace {
+
+constexpr int64_t kMR = 6;
+constexpr int64_t kNR = 16;
+constexpr int64_t kHeader = 64;
+// Bytes of B (K x columns) worked on against each packed panel of A: stays in L2.
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t k_groups(int64_t K) { return (K + 3) / 4; }
+
+struct PackedHeader {
+  int64_t K, N;
+  int32_t b_shift;  // 128 when the source was u8 (stored as b - 128)
+};
+
+int64_t colsum_bytes(int64_t N) { return round_up(round_up(N, kNR) * 4, 64); }
+
+const int32_t* packed_colsums(const unsigned char* packed) {
+  return reinterpret_cast<const int32_t*>(packed + kHeader);
+}
+
+const int8_t* packed_panel(const unsigned char* packed, int64_t K, int64_t N, int64_t j) {
+  return reinterpret_cast<const int8_t*>(packed + kHeader + colsum_bytes(N)) + (j / kNR) * k_groups(K) * 64;
+}
+
+template <class T, int8_t (*Convert)(T)>
+void pack_b_impl(int64_t K, int64_t N, const T* src, int64_t stride_k, int64_t stride_n, int32_t shift,
+                 unsigned char* packed) {
+  if (K <= 0 || N <= 0) return;
+  PackedHeader h{K, N, shift};
+  std::memset(packed, 0, static_cast<size_t>(kHeader));
+  std::memcpy(packed, &h, sizeof h);
+  int32_t* sums = reinterpret_cast<int32_t*>(packed + kHeader);
+  std::memset(sums, 0, static_cast<size_t>(colsum_bytes(N)));
+  const int64_t kq = k_groups(K);
+  for (int64_t j0 = 0; j0 < N; j0 += kNR) {
+    int8_t* panel = reinterpret_cast<int8_t*>(packed + kHeader + colsum_bytes(N)) + (j0 / kNR) * kq * 64;
+    for (int64_t g = 0; g < kq; ++g)
+      for (int64_t j = 0; j < kNR; ++j)
+        for (int64_t t = 0; t < 4; ++t) {
+          const int64_t k = g * 4 + t, n = j0 + j;
+          const int8_t v = (k < K && n < N) ? Convert(src[k * stride_k + n * stride_n]) : int8_t{0};
+          panel[g * 64 + j * 4 + t] = v;
+          if (n < N) sums[n] += v;
+        }
+  }
+}
+
+int8_t from_s8(int8_t v) { return v; }
+int8_t from_u8(uint8_t v) { return static_cast<int8_t>(static_cast<int32_t>(v) - 128); }
+
+// C tile (kMR x kNR int32, row-major) = sum over kq groups of A panel (u8) x B panel (s8),
+// for the first `rows` rows (the others are left unset).
+using KernelFn = void (*)(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows);
+
+void kernel_portable(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+  uint32_t t[kMR][kNR] = {};
+  for (int64_t g = 0; g < kq; ++g) {
+    const uint8_t* ag = a + g * kMR * 4;
+    const int8_t* bg = b + g * 64;
+    for (int r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < kNR; ++j) {
+        int32_t s = 0;  // 4 products: |s| <= 4 * 255 * 128, no overflow
+        for (int64_t q = 0; q < 4; ++q) s += static_cast<int32_t>(ag[r * 4 + q]) * static_cast<int32_t>(bg[j * 4 + q]);
+        t[r][j] += static_cast<uint32_t>(s);
+      }
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < kNR; ++j) c[r * kNR + j] = static_cast<int32_t>(t[r][j]);
+}
+
+#if KILN_QGEMM_X86
+int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// AVX2: operands widened to int16 and multiplied with vpmaddwd (pairs summed in int32, exact).
+// 8 columns at a time: per row two accumulators of 4 columns x 2 partial sums.
+template <int R>
+__attribute__((target("avx2"))) void tile_avx2(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c) {
+  for (int h = 0; h < 2; ++h) {
+    __m256i acc[R][2];
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t g = 0; g < kq; ++g) {
+      const int8_t* bg = b + g * 64 + h * 32;
+      const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg)));
+      const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16)));
+      const uint8_t* ag = a + g * kMR * 4;
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < R; ++r) {
+        const __m128i a16 = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(load_i32(ag + r * 4)));
+        const __m256i av = _mm256_broadcastq_epi64(a16);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
+      }
+    }
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      // acc0 = [c0 c0 c1 c1 | c2 c2 c3 c3], acc1 = [c4 c4 c5 c5 | c6 c6 c7 c7] (partial sums)
+      const __m256i s = _mm256_hadd_epi32(acc[r][0], acc[r][1]);  // [c0 c1 c4 c5 | c2 c3 c6 c7]
+      const __m256i v = _mm256_permute4x64_epi64(s, 0xD8);          // [c0 c1 c2 c3 | c4 c5 c6 c7]
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + h * 8), v);
+    }
+  }
+}
+
+// AVX-512 VNNI (on 256-bit registers): vpdpbusd adds four u8 x s8 products into int32, exact.
+template <int R>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni(int64_t kq, const uint8_t* a,
+                                                                                      const int8_t* b, int32_t* c) {
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kq; ++g) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 32));
+    const uint8_t* ag = a + g * kMR * 4;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      const __m256i av = _mm256_set1_epi32(load_i32(ag + r * 4));
+      acc[r][0] = _mm256_dpbusd_epi32(acc[r][0], av, b0);
+      acc[r][1] = _mm256_dpbusd_epi32(acc[r][1], av, b1);
+    }
+  }
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + 8), acc[r][1]);
+  }
+}
+
+template <void (*T1)(int64_t, const uint8_t*, const int8_t*, int32_t*),
+          void (*T2)(int64_t, const uint8_t*, const int8_t*, int32_t*),
+          void (*T3)(int64_t, const uint8_t*, const int8_t*, int32_t*),
+          void (*T4)(int64_t, const uint8_t*, const int8_t*, int32_t*),
+          void (*T5)(int64_t, const uint8_t*, const int8_t*, int32_t*),
+          void (*T6)(int64_t, const uint8_t*, const int8_t*, int32_t*)>
+void by_rows(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+  switch (rows) {
+    case 1: T1(kq, a, b, c); break;
+    case 2: T2(kq, a, b, c); break;
+    case 3: T3(kq, a, b, c); break;
+    case 4: T4(kq, a, b, c); break;
+    case 5: T5(kq, a, b, c); break;
+    default: T6(kq, a, b, c); break;
+  }
+}
+
+void kernel_avx2(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+  by_rows<tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>, tile_avx2<5>, tile_avx2<6>>(kq, a, b, c, rows);
+}
+
+void kernel_vnni(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+  by_rows<tile_vnni<1>, tile_vnni<2>, tile_vnni<3>, tile_vnni<4>, tile_vnni<5>, tile_vnni<6>>(kq, a, b, c, rows);
+}
+#endif
+
+bool cpu_has(QGemmIsa isa) {
+  switch (isa) {
+    case QGemmIsa::automatic:
+    case QGemmIsa::portable: return true;
+    case QGemmIsa::avx2:
+#if KILN_QGEMM_X86
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2");
+#else
+      return false;
+#endif
+    case QGemmIsa::avx512_vnni:
+#if KILN_QGEMM_X86
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vnni");
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+QGemmIsa best_isa() {
+  static const QGemmIsa isa = cpu_has(QGemmIsa::avx512_vnni) ? QGemmIsa::avx512_vnni
+                              : cpu_has(QGemmIsa::avx2)      ? QGemmIsa::avx2
+                                                             : QGemmIsa::portable;
+  return isa;
+}
+
+KernelFn kernel_for(QGemmIsa isa) {
+  if (isa == QGemmIsa::automatic || !cpu_has(isa)) isa = best_isa();
+  switch (isa) {
+#if KILN_QGEMM_X86
+    case QGemmIsa::avx512_vnni: return kernel_vnni;
+    case QGemmIsa::avx2: return kernel_avx2;
+#else
+    case QGemmIsa::avx512_vnni:
+    case QGemmIsa::avx2:
+#endif
+    case QGemmIsa::automatic:
+    case QGemmIsa::portable: return kernel_portable;
+  }
+  return kernel_portable;
+}
+
+// Packs rows [0, m) of A (row i at a + i * lda) into panels of kMR rows, K in groups of 4
+// (zero-padded), as u8 (s8 values flipped by 128); row_sums[i] = sum_k of the packed values.
+void pack_a(const unsigned char* a, int64_t lda, bool a_signed, int64_t m, int64_t K, uint8_t* out,
+            uint32_t* row_sums) {
+  const int64_t kq = k_groups(K);
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+    uint8_t* panel = out + (i0 / kMR) * kq * kMR * 4;
+    std::memset(panel, 0, static_cast<size_t>(kq * kMR * 4));
+    for (int64_t r = 0; r < kMR && i0 + r < m; ++r) {
+      const unsigned char* row = a + (i0 + r) * lda;
+      uint32_t s = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const uint8_t v = static_cast<uint8_t>(row[k] ^ flip);
+        panel[(k / 4) * kMR * 4 + r * 4 + (k % 4)] = v;
+        s += v;
+      }
+      row_sums[i0 + r] = s;
+    }
+  }
+}
+
+struct Problem {
+  int64_t M, N, K;
+  const unsigned char* a;
+  int64_t lda;
+  bool a_signed;
+  uint32_t a_zero;
+  const unsigned char* packed_b;
+  const int32_t* b_zero;
+  int64_t b_zero_count;
+  uint32_t b_shift;
+  const int32_t* colsums;  // null when K == 0
+  QGemmOutput out;
+  KernelFn kernel;
+};
+
+int64_t pick(int64_t count, int64_t j) { return count > 1 ? j : 0; }
+
+// Requantization of one value (see QGemmOutput).
+template <class Q>
+Q requantize(double v, int32_t zero_point) {
+  constexpr double lo = Q(-1) < Q(0) ? -128.0 : 0.0, hi = Q(-1) < Q(0) ? 127.0 : 255.0;
+  // Clamped first (NaN goes to the low end), so that the rounding below is exact and the
+  // conversion defined.
+  const double zp = zero_point;
+  v = v > lo - zp - 1 ? v : lo - zp - 1;
+  v = v < hi - zp + 1 ? v : hi - zp + 1;
+  constexpr double magic = 6755399441055744.0;  // 1.5 * 2^52: rounds to nearest, ties to even
+  double r = (v + magic) - magic + zp;
+  r = r < lo ? lo : (r > hi ? hi : r);
+  return static_cast<Q>(static_cast<int32_t>(r));
+}
+
+// Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`.
+// row_sums[r]: sum of the packed A values of row i0 + r.
+void finish_tile(const Problem& p, const int32_t* acc, const uint32_t* row_sums, int64_t i0, int64_t j0, int64_t m,
+                 int64_t n) {
+  const QGemmOutput& o = p.out;
+  const int32_t* colsums = p.colsums;
+  const uint32_t K = static_cast<uint32_t>(p.K);
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t i = i0 + r;
+    for (int64_t c = 0; c < n; ++c) {
+      const int64_t j = j0 + c;
+      const uint32_t zb =
+          (p.b_zero ? static_cast<uint32_t>(p.b_zero[pick(p.b_zero_count, j)]) : 0u) - p.b_shift;
+      // sum (a - za)(b - zb) = sum ab - za sum b - zb sum a + K za zb, modulo 2^32
+      uint32_t t = static_cast<uint32_t>(acc[r * kNR + c]) - p.a_zero * static_cast<uint32_t>(colsums ? colsums[j] : 0) -
+                   zb * row_sums[r] + K * p.a_zero * zb;
+      if (o.bias) t += static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]);
+      const int64_t at = i * o.row_stride + j * o.col_stride;
+      if (o.type == KILN_I32) {
+        static_cast<int32_t*>(o.y)[at] = static_cast<int32_t>(t);
+        continue;
+      }
+      double v = static_cast<double>(static_cast<int32_t>(t));
+      if (o.scale) v *= static_cast<double>(o.scale[pick(o.scale_count, j)]);
+      if (o.offset) v += static_cast<double>(o.offset[pick(o.offset_count, j)]);
+      v = v < o.lo ? o.lo : (v > o.hi ? o.hi : v);
+      if (o.type == KILN_F32)
+        static_cast<float*>(o.y)[at] = static_cast<float>(v);
+      else if (o.type == KILN_U8)
+        static_cast<uint8_t*>(o.y)[at] = requantize<uint8_t>(v, o.y_zero_point);
+      else
+        static_cast<int8_t*>(o.y)[at] = requantize<int8_t>(v, o.y_zero_point);
+    }
+  }
+}
+
+// Plain loops straight from A and the packed B, for when the buffers cannot be allocated.
+void run_unpacked(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  alignas(64) int32_t acc[kMR * kNR];
+  uint32_t row_sums[kMR];
+  const uint32_t flip = p.a_signed ? 0x80u : 0u;
+  for (int64_t i = i0; i < i1; i += kMR) {
+    const int64_t rows = i1 - i < kMR ? i1 - i : kMR;
+    for (int64_t r = 0; r < rows; ++r) {
+      row_sums[r] = 0;
+      for (int64_t k = 0; k < p.K; ++k) row_sums[r] += p.a[(i + r) * p.lda + k] ^ flip;
+    }
+    for (int64_t j = j0; j < j1; j += kNR) {
+      const int8_t* panel = packed_panel(p.packed_b, p.K, p.N, j);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < kNR; ++c) {
+          uint32_t s = 0;
+          for (int64_t k = 0; k < p.K; ++k)
+            s += static_cast<uint32_t>(static_cast<int32_t>(p.a[(i + r) * p.lda + k] ^ flip) *
+                                       static_cast<int32_t>(panel[(k / 4) * 64 + c * 4 + k % 4]));
+          acc[r * kNR + c] = static_cast<int32_t>(s);
+        }
+      finish_tile(p, acc, row_sums, i, j, rows, j1 - j < kNR ? j1 - j : kNR);
+    }
+  }
+}
+
+// Rows [i0, i1) x columns [j0, j1) (j0 a multiple of kNR).
+void run_block(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t m = i1 - i0, kq = k_groups(p.K);
+  const int64_t panels = (m + kMR - 1) / kMR;
+  uint8_t* apack = static_cast<uint8_t*>(std::malloc(static_cast<size_t>(panels * kq * kMR * 4)));
+  uint32_t* row_sums = static_cast<uint32_t*>(std::malloc(static_cast<size_t>(m) * sizeof(uint32_t)));
+  if (apack == nullptr || row_sums == nullptr) {
+    std::free(apack);
+    std::free(row_sums);
+    run_unpacked(p, i0, i1, j0, j1);  // out of memory: slow, but the result is the same
+    return;
+  }
+  pack_a(p.a + i0 * p.lda, p.lda, p.a_signed, m, p.K, apack, row_sums);
+  alignas(64) int32_t acc[kMR * kNR];
+  const int64_t block_cols = std::max<int64_t>(kNR, kBlockBytes / (kq * 64) * kNR);
+  for (int64_t jb = j0; jb < j1; jb += block_cols) {
+    const int64_t jb_end = jb + block_cols < j1 ? jb + block_cols : j1;
+    for (int64_t ip = 0; ip < panels; ++ip) {
+      const int64_t rows = m - ip * kMR < kMR ? m - ip * kMR : kMR;
+      const uint8_t* ap = apack + ip * kq * kMR * 4;
+      for (int64_t j = jb; j < jb_end; j += kNR) {
+        p.kernel(kq, ap, packed_panel(p.packed_b, p.K, p.N, j), acc, static_cast<int>(rows));
+        finish_tile(p, acc, row_sums + ip * kMR, i0 + ip * kMR, j, rows, jb_end - j < kNR ? jb_end - j : kNR);
+      }
+    }
+  }
+  std::free(apack);
+  std::free(row_sums);
+}
+
+}  // namespace
+
+size_t qgemm_packed_b_bytes(int64_t K, int64_t N) noexcept {
+  if (K <= 0 || N <= 0) return 0;
+  return static_cast<size_t>(kHeader + colsum_bytes(N) + round_up(N, kNR) * k_groups(K) * 4);
+}
+
+void qgemm_pack_b(int64_t K, int64_t N, const int8_t* src, int64_t stride_k, int64_t stride_n,
+                  unsigned char* packed) noexcept {
+  pack_b_impl<int8_t, from_s8>(K, N, src, stride_k, stride_n, 0, packed);
+}
+
+void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, int64_t stride_n,
+                  unsigned char* packed) noexcept {
+  pack_b_impl<uint8_t, from_u8>(K, N, src, stride_k, stride_n, 128, packed);
+}
+
+bool qgemm_isa_supported(QGemmIsa isa) noexcept { return cpu_has(isa); }
+
+const char* qgemm_isa_name(QGemmIsa isa) noexcept {
+  switch (isa) {
+    case QGemmIsa::automatic: return qgemm_isa_name(best_isa());
+    case QGemmIsa::portable: return "portable";
+    case QGemmIsa::avx2: return "avx2";
+    case QGemmIsa::avx512_vnni: return "avx512-vnni";
+  }
+  return "portable";
+}
+
+void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char* packed_b,
+           const int32_t* b_zero_point, int64_t b_zero_point_count, const QGemmOutput& out, ThreadPool* pool,
+           QGemmIsa isa) noexcept {
+  if (M <= 0 || N <= 0) return;
+  PackedHeader h{0, 0, 0};
+  if (K > 0) std::memcpy(&h, packed_b, sizeof h);
+  Problem p{M,
+            N,
+            K > 0 ? K : 0,
+            static_cast<const unsigned char*>(a.data),
+            a.lda,
+            a.a_signed,
+            static_cast<uint32_t>(a.zero_point) + (a.a_signed ? 128u : 0u),
+            packed_b,
+            b_zero_point,
+            b_zero_point_count,
+            static_cast<uint32_t>(h.b_shift),
+            K > 0 ? packed_colsums(packed_b) : nullptr,
+            out,
+            kernel_for(isa)};
+  if (K <= 0) {
+    // Empty sums: acc = 0; the epilogue still runs (bias, offset, zero point).
+    alignas(64) const int32_t zero[kMR * kNR] = {};
+    const uint32_t no_sums[kMR] = {};
+    for (int64_t i = 0; i < M; i += kMR)
+      for (int64_t j = 0; j < N; j += kNR)
+        finish_tile(p, zero, no_sums, i, j, M - i < kMR ? M - i : kMR, N - j < kNR ? N - j : kNR);
+    return;
+  }
+  const int threads = pool ? pool->size() : 1;
+  const int64_t m_panels = (M + kMR - 1) / kMR, n_panels = (N + kNR - 1) / kNR;
+  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (threads == 1 || work < 1.0e5) {
+    run_block(p, 0, M, 0, N);
+    return;
+  }
+  if (m_panels >= 2 * threads || m_panels >= n_panels) {
+    pool->parallel_for(m_panels, [&p](int64_t t0, int64_t t1) {
+      run_block(p, t0 * kMR, t1 * kMR < p.M ? t1 * kMR : p.M, 0, p.N);
+    });
+  } else {
+    pool->parallel_for(n_panels, [&p](int64_t t0, int64_t t1) {
+      run_block(p, 0, p.M, t0 * kNR, t1 * kNR < p.N ? t1 * kNR : p.N);
+    });
+  }
+}
+
+}  // namespace kiln::rt
