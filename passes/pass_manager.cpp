@@ -36,6 +36,8 @@ std::vector<std::string> pipeline_for_level(int level) {
   std::vector<std::string> p = {"fold_constants", "eliminate_dead_code"};
   if (level == 0) return p;
   if (level < 0 || level > 2) fail("-O{}: unknown optimization level (expected 0, 1 or 2)", level);
+  // Before fold_constants turns the weights' DequantizeLinear into f32 constants.
+  p.insert(p.begin(), "fuse_qdq");
   for (const char* name : {"eliminate_identities", "eliminate_common_subexpressions",
                            "fold_transposes", "fold_batch_norm", "fold_constants",
                            "eliminate_dead_code"})

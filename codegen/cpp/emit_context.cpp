@@ -138,6 +138,15 @@ std::string EmitContext::add_weight_floats(const std::vector<float>& values) {
   return fmt::format("reinterpret_cast<const float*>({} + {})", loc.kind == Location::Widened ? "X" : "W", loc.offset);
 }
 
+std::string EmitContext::add_weight_bytes(const void* data, size_t size) {
+  if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
+  constexpr size_t kAlign = 64;
+  weights_->resize((weights_->size() + kAlign - 1) / kAlign * kAlign, '\0');
+  const size_t offset = weights_->size();
+  weights_->append(static_cast<const char*>(data), size);
+  return fmt::format("(W + {})", offset);
+}
+
 std::string EmitContext::array(const std::vector<int64_t>& values) {
   auto it = array_names_.find(values);
   if (it != array_names_.end()) return it->second;

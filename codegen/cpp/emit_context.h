@@ -55,6 +55,8 @@ class EmitContext {
   // aligned (in half precision with --precision fp16|bf16); returns a `const float*`
   // expression for them.
   std::string add_weight_floats(const std::vector<float>& values);
+  // The same for raw bytes (packed int8 weights, int32 arrays); a `const unsigned char*`.
+  std::string add_weight_bytes(const void* data, size_t size);
 
   // Appends one line of the node's body (indentation is added).
   void line(const std::string& text);

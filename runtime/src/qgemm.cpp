@@ -281,37 +281,71 @@ Q requantize(double v, int32_t zero_point) {
 }
 
 // Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`.
-// row_sums[r]: sum of the packed A values of row i0 + r.
+// Writes y(i, j) from the corrected sum t (see QGemmOutput).
+inline void write_output(const QGemmOutput& o, uint32_t t, int64_t i, int64_t j) {
+  if (o.bias) t += static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]);
+  const int64_t at = i * o.row_stride + j * o.col_stride;
+  if (o.type == KILN_I32) {
+    static_cast<int32_t*>(o.y)[at] = static_cast<int32_t>(t);
+    return;
+  }
+  double v = static_cast<double>(static_cast<int32_t>(t));
+  if (o.scale) v *= static_cast<double>(o.scale[pick(o.scale_count, j)]);
+  if (o.offset) v += static_cast<double>(o.offset[pick(o.offset_count, j)]);
+  v = v < o.lo ? o.lo : (v > o.hi ? o.hi : v);
+  if (o.type == KILN_F32)
+    static_cast<float*>(o.y)[at] = static_cast<float>(v);
+  else if (o.type == KILN_U8)
+    static_cast<uint8_t*>(o.y)[at] = requantize<uint8_t>(v, o.y_zero_point);
+  else
+    static_cast<int8_t*>(o.y)[at] = requantize<int8_t>(v, o.y_zero_point);
+}
+
+// Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`;
+// row_sums[r]: sum of the packed A values of row i0 + r. The per-column terms are gathered
+// first so that the loops over a row are straight-line code the compiler vectorizes.
 void finish_tile(const Problem& p, const int32_t* acc, const uint32_t* row_sums, int64_t i0, int64_t j0, int64_t m,
                  int64_t n) {
   const QGemmOutput& o = p.out;
-  const int32_t* colsums = p.colsums;
   const uint32_t K = static_cast<uint32_t>(p.K);
+  uint32_t zb[kNR], fixed[kNR];
+  double scale[kNR], offset[kNR];
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t j = j0 + c;
+    zb[c] = (p.b_zero ? static_cast<uint32_t>(p.b_zero[pick(p.b_zero_count, j)]) : 0u) - p.b_shift;
+    // sum (a - za)(b - zb) = sum ab - za sum b - zb sum a + K za zb, modulo 2^32; the terms
+    // that do not depend on the row (and the bias) in `fixed`
+    fixed[c] = K * p.a_zero * zb[c] - p.a_zero * static_cast<uint32_t>(p.colsums ? p.colsums[j] : 0) +
+               (o.bias ? static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]) : 0u);
+    scale[c] = o.scale ? static_cast<double>(o.scale[pick(o.scale_count, j)]) : 1.0;
+    offset[c] = o.offset ? static_cast<double>(o.offset[pick(o.offset_count, j)]) : 0.0;
+  }
+  int32_t t[kNR];
+  double v[kNR];
   for (int64_t r = 0; r < m; ++r) {
-    const int64_t i = i0 + r;
+    const uint32_t rs = row_sums[r];
+    for (int64_t c = 0; c < n; ++c)
+      t[c] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * kNR + c]) - zb[c] * rs + fixed[c]);
+    const int64_t base = (i0 + r) * o.row_stride + j0 * o.col_stride;
+    if (o.type == KILN_I32) {
+      int32_t* y = static_cast<int32_t*>(o.y) + base;
+      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = t[c];
+      continue;
+    }
+    const double lo = o.lo, hi = o.hi;
     for (int64_t c = 0; c < n; ++c) {
-      const int64_t j = j0 + c;
-      const uint32_t zb =
-          (p.b_zero ? static_cast<uint32_t>(p.b_zero[pick(p.b_zero_count, j)]) : 0u) - p.b_shift;
-      // sum (a - za)(b - zb) = sum ab - za sum b - zb sum a + K za zb, modulo 2^32
-      uint32_t t = static_cast<uint32_t>(acc[r * kNR + c]) - p.a_zero * static_cast<uint32_t>(colsums ? colsums[j] : 0) -
-                   zb * row_sums[r] + K * p.a_zero * zb;
-      if (o.bias) t += static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]);
-      const int64_t at = i * o.row_stride + j * o.col_stride;
-      if (o.type == KILN_I32) {
-        static_cast<int32_t*>(o.y)[at] = static_cast<int32_t>(t);
-        continue;
-      }
-      double v = static_cast<double>(static_cast<int32_t>(t));
-      if (o.scale) v *= static_cast<double>(o.scale[pick(o.scale_count, j)]);
-      if (o.offset) v += static_cast<double>(o.offset[pick(o.offset_count, j)]);
-      v = v < o.lo ? o.lo : (v > o.hi ? o.hi : v);
-      if (o.type == KILN_F32)
-        static_cast<float*>(o.y)[at] = static_cast<float>(v);
-      else if (o.type == KILN_U8)
-        static_cast<uint8_t*>(o.y)[at] = requantize<uint8_t>(v, o.y_zero_point);
-      else
-        static_cast<int8_t*>(o.y)[at] = requantize<int8_t>(v, o.y_zero_point);
+      const double x = static_cast<double>(t[c]) * scale[c] + offset[c];
+      v[c] = x < lo ? lo : (x > hi ? hi : x);
+    }
+    if (o.type == KILN_F32) {
+      float* y = static_cast<float*>(o.y) + base;
+      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = static_cast<float>(v[c]);
+    } else if (o.type == KILN_U8) {
+      uint8_t* y = static_cast<uint8_t*>(o.y) + base;
+      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = requantize<uint8_t>(v[c], o.y_zero_point);
+    } else {
+      int8_t* y = static_cast<int8_t*>(o.y) + base;
+      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = requantize<int8_t>(v[c], o.y_zero_point);
     }
   }
 }
@@ -387,6 +421,10 @@ void qgemm_pack_b(int64_t K, int64_t N, const int8_t* src, int64_t stride_k, int
 void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, int64_t stride_n,
                   unsigned char* packed) noexcept {
   pack_b_impl<uint8_t, from_u8>(K, N, src, stride_k, stride_n, 128, packed);
+}
+
+void qgemm_finish_column(const QGemmOutput& out, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept {
+  for (int64_t k = 0; k < n; ++k) write_output(out, static_cast<uint32_t>(acc[k]), i0 + k, j);
 }
 
 bool qgemm_isa_supported(QGemmIsa isa) noexcept { return cpu_has(isa); }

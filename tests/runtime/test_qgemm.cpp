@@ -7,7 +7,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "kiln/rt/qconv.h"
 #include "kiln/rt/qgemm.h"
+#include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"
 #include "kiln/rt/thread_pool.h"
 
@@ -184,4 +186,33 @@ TEST_CASE("qgemm with K = 0 writes the epilogue of empty sums") {
   out.bias_count = 3;
   qgemm(2, 3, 0, QGemmA{nullptr, 0, false, 5}, nullptr, nullptr, 0, out, nullptr);
   CHECK(y == std::vector<int32_t>{1, 2, 3, 1, 2, 3});
+}
+
+TEST_CASE("qconv2d int32 matches conv2d_integer: padding, stride, dilation, groups, per-channel zero points") {
+  const Conv2dParams cases[] = {
+      // N, C, H, W, M, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, group
+      {2, 3, 7, 6, 5, 3, 3, 7, 6, 1, 1, 1, 1, 1, 1, 1},
+      {1, 4, 9, 9, 6, 3, 2, 4, 4, 2, 2, 1, 0, 1, 2, 2},
+      {1, 6, 5, 5, 6, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 6},   // depthwise
+      {2, 4, 8, 7, 4, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 4},   // depthwise, stride 2
+      {1, 3, 6, 6, 3, 5, 5, 2, 2, 1, 1, 0, 0, 1, 1, 3},   // depthwise 5x5, no padding
+      {1, 20, 4, 3, 17, 1, 1, 4, 3, 1, 1, 0, 0, 1, 1, 1},  // 1x1
+  };
+  uint32_t seed = 40;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.group);
+    const auto x = random_ints<uint8_t>(static_cast<size_t>(p.N * p.C * p.H * p.W), seed++, 0, 255);
+    const auto w = random_ints<int8_t>(static_cast<size_t>(p.M * p.C / p.group * p.KH * p.KW), seed++, -128, 127);
+    const auto wz8 = random_ints<int8_t>(static_cast<size_t>(p.M), seed++, -5, 5);
+    const std::vector<int32_t> wz(wz8.begin(), wz8.end());
+    const int32_t xz = 77;
+    std::vector<int32_t> want(static_cast<size_t>(p.N * p.M * p.OH * p.OW)), got(want.size(), -1);
+    conv2d_integer<uint8_t, int8_t>(p, x.data(), w.data(), want.data(), xz, wz8.data(), p.M, nullptr);
+    std::vector<unsigned char> packed(qconv2d_packed_weight_bytes(p)), scratch(qconv2d_scratch_bytes(p));
+    qconv2d_pack_weights(p, w.data(), packed.data());
+    QGemmOutput out;
+    out.y = got.data();
+    qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), wz.data(), p.M, out, scratch.data(), nullptr);
+    CHECK(got == want);
+  }
 }

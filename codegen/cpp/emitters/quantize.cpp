@@ -1,12 +1,18 @@
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
 // ConvInteger and QLinearConv:
 // calls to the runtime's loops (kiln/rt/quantize.h, kiln/rt/qlinear.h), the functions kiln's
-// reference runs too.
+// reference runs too. When the weights and the quantization parameters are constants, the
+// integer matmuls and convolutions run on the int8 GEMM instead (kiln/rt/qgemm.h, qconv.h:
+// weights packed here, at compile time, with the requantization multipliers), which gives
+// the same results as the reference loops.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/qlinear.h"
 #include "ir/ops/quantize.h"
+#include "kiln/rt/qconv.h"
+#include "kiln/rt/qgemm.h"
+#include "kiln/rt/qlinear.h"
 
 namespace kiln::codegen::cpp {
 
@@ -66,7 +72,11 @@ void emit_products(EmitContext& ctx, const ir::IntegerMatmulPlan& p, Call call) 
   ctx.line("  " + call(a + "[i]", b + "[i]", fmt::format("i * {}", p.M * p.N)));
 }
 
+bool fast_matmul(const ir::Node& n, size_t b);
+void emit_fast_matmul(EmitContext& ctx, const ir::Node& n, size_t b);
+
 void emit_matmul_integer(EmitContext& ctx, const ir::Node& node) {
+  if (fast_matmul(node, 1)) return emit_fast_matmul(ctx, node, 1);
   const ir::IntegerMatmulPlan p = ir::integer_matmul_plan(node, 0, 1);
   const std::string ta = cpp_type(node.input(0)->dtype()), tb = cpp_type(node.input(1)->dtype());
   const std::string za = zero_point_value(ctx, node, 2), zb = zero_point_value(ctx, node, 3);
@@ -77,6 +87,7 @@ void emit_matmul_integer(EmitContext& ctx, const ir::Node& node) {
 }
 
 void emit_qlinear_matmul(EmitContext& ctx, const ir::Node& node) {
+  if (fast_matmul(node, 3)) return emit_fast_matmul(ctx, node, 3);
   const ir::IntegerMatmulPlan p = ir::integer_matmul_plan(node, 0, 3);
   const std::string ta = cpp_type(node.input(0)->dtype()), tb = cpp_type(node.input(3)->dtype()),
                     ty = cpp_type(node.output(0)->dtype());
@@ -104,7 +115,147 @@ std::pair<std::string, int64_t> weight_zero_point(EmitContext& ctx, const ir::No
   return {ctx.in(node, i), numel_of(node.input(i))};
 }
 
+// ---- the int8 GEMM path (weights and quantization parameters constant) ----------------------
+
+bool constant_or_absent(const ir::Node& n, size_t i) { return !n.has_input(i) || n.input(i)->is_constant(); }
+
+bool constant_f32(const ir::Node& n, size_t i) {
+  return n.has_input(i) && n.input(i)->is_constant() && n.input(i)->dtype() == ir::DType::F32;
+}
+
+int32_t constant_zero_point(const ir::Node& n, size_t i) {
+  return n.has_input(i) ? static_cast<int32_t>(n.input(i)->constant().as_int64(0)) : 0;
+}
+
+// The weight zero points (1 or M values, or none) as an embedded int32 array: pointer and count.
+std::pair<std::string, int64_t> constant_zero_points(EmitContext& ctx, const ir::Node& n, size_t i) {
+  if (!n.has_input(i)) return {"nullptr", 0};
+  const ir::Tensor& t = n.input(i)->constant();
+  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<int32_t>(t.as_int64(static_cast<int64_t>(k)));
+  return {fmt::format("reinterpret_cast<const int32_t*>({})", ctx.add_weight_bytes(v.data(), v.size() * 4)),
+          static_cast<int64_t>(v.size())};
+}
+
+bool is_signed_8bit(const ir::Value* v) { return v->dtype() == ir::DType::I8; }
+
+// Weights packed for the kernel, embedded; `pack(buffer)` fills them.
+template <class Pack>
+std::string packed_weights(EmitContext& ctx, size_t bytes, Pack pack) {
+  std::vector<unsigned char> packed(bytes);
+  pack(packed.data());
+  return ctx.add_weight_bytes(packed.data(), packed.size());
+}
+
+template <class Fn>
+void visit_weight(const ir::Value* w, Fn&& fn) {
+  if (w->dtype() == ir::DType::I8)
+    fn(w->constant().data<int8_t>());
+  else
+    fn(w->constant().data<uint8_t>());
+}
+
+// Conv: rank 3 or 4, weights (and for QLinearConv every scale, zero point and the bias) constant.
+bool fast_conv(const ir::Node& n, size_t w) {
+  const size_t rank = n.input(0)->shape().rank();
+  if ((rank != 3 && rank != 4) || !n.input(0)->shape().is_static() || !n.input(w)->is_constant()) return false;
+  if (w == 1) return constant_or_absent(n, 2) && constant_or_absent(n, 3);
+  return constant_f32(n, 1) && constant_f32(n, 4) && constant_f32(n, 6) && constant_or_absent(n, 2) &&
+         constant_or_absent(n, 5) && constant_or_absent(n, 7) && constant_or_absent(n, 8);
+}
+
+// MatMul: B 2-D and constant (A's batch folds into its rows), and for QLinearMatMul every
+// scale and zero point constant.
+bool fast_matmul(const ir::Node& n, size_t b) {
+  if (!n.input(b)->is_constant() || n.input(b)->shape().rank() != 2 || !n.input(0)->shape().is_static())
+    return false;
+  if (b == 1) return constant_or_absent(n, 2) && constant_or_absent(n, 3);
+  return constant_f32(n, 1) && constant_f32(n, 4) && constant_f32(n, 6) && constant_or_absent(n, 2) &&
+         constant_or_absent(n, 5) && constant_or_absent(n, 7);
+}
+
+// QLinear*'s multipliers x_scale * w_scale[m] / y_scale, rounded as the reference rounds them.
+std::vector<float> multipliers(const ir::Node& n, int64_t count) {
+  const float* xs = n.input(1)->constant().data<float>();
+  const float* ws = n.input(4)->constant().data<float>();
+  const float* ys = n.input(6)->constant().data<float>();
+  const int64_t wn = n.input(4)->constant().numel();
+  std::vector<float> m(static_cast<size_t>(count));
+  for (int64_t j = 0; j < count; ++j)
+    m[j] = static_cast<float>(kiln::rt::qlinear_multiplier<float>(xs[0], ws[wn > 1 ? j : 0], ys[0]));
+  return m;
+}
+
+// The lines that declare `qout` (qgemm's epilogue) for the node's output.
+void emit_output(EmitContext& ctx, const ir::Node& n, const std::string& bias, const std::string& scale,
+                 int64_t count, int32_t y_zero_point) {
+  ctx.line("kiln::rt::QGemmOutput qout;");
+  ctx.line(fmt::format("qout.type = {};", kiln_dtype_enum(n.output(0)->dtype())));
+  ctx.line(fmt::format("qout.y = {};", ctx.out(n, 0)));
+  if (!bias.empty()) {
+    ctx.line(fmt::format("qout.bias = {};", bias));
+    ctx.line(fmt::format("qout.bias_count = {};", count));
+  }
+  if (!scale.empty()) {
+    ctx.line(fmt::format("qout.scale = {};", scale));
+    ctx.line(fmt::format("qout.scale_count = {};", count));
+  }
+  if (y_zero_point != 0) ctx.line(fmt::format("qout.y_zero_point = {};", y_zero_point));
+}
+
+// ConvInteger (w = 1) or QLinearConv (w = 3) on qconv2d.
+void emit_fast_conv(EmitContext& ctx, const ir::Node& n, size_t w) {
+  const kiln::rt::Conv2dParams p = ir::integer_conv_params(n, 0, w);
+  const std::string packed = packed_weights(ctx, kiln::rt::qconv2d_packed_weight_bytes(p), [&](unsigned char* out) {
+    visit_weight(n.input(w), [&](const auto* data) { kiln::rt::qconv2d_pack_weights(p, data, out); });
+  });
+  const bool qlinear = w == 3;
+  const auto [wz, wz_count] = constant_zero_points(ctx, n, qlinear ? 5 : 3);
+  std::string scale;
+  if (qlinear) {
+    const std::vector<float> m = multipliers(n, p.M);
+    scale = fmt::format("reinterpret_cast<const float*>({})", ctx.add_weight_bytes(m.data(), m.size() * 4));
+  }
+  emit_output(ctx, n, qlinear && n.has_input(8) ? ctx.in(n, 8) : "", scale, p.M,
+              qlinear ? constant_zero_point(n, 7) : 0);
+  ctx.line(fmt::format("kiln::rt::qconv2d({}, kiln::rt::QGemmA{{{}, 0, {}, {}}}, {}, {}, {}, qout, {}, pool);",
+                       conv_params_literal(p), ctx.in(n, 0), is_signed_8bit(n.input(0)), constant_zero_point(n, 2),
+                       packed, wz, wz_count,
+                       kiln::rt::qconv2d_scratch_bytes(p) > 0 ? ctx.scratch(n) : std::string("nullptr")));
+}
+
+// MatMulInteger (b = 1) or QLinearMatMul (b = 3) on qgemm.
+void emit_fast_matmul(EmitContext& ctx, const ir::Node& n, size_t b) {
+  const std::vector<int64_t> bd = dims_of(n.input(b));
+  const int64_t K = bd[0], N = bd[1], rows = K > 0 ? numel_of(n.input(0)) / K : 0;
+  const std::string packed = packed_weights(ctx, kiln::rt::qgemm_packed_b_bytes(K, N), [&](unsigned char* out) {
+    visit_weight(n.input(b), [&](const auto* data) { kiln::rt::qgemm_pack_b(K, N, data, N, 1, out); });
+  });
+  const bool qlinear = b == 3;
+  const auto [bz, bz_count] = constant_zero_points(ctx, n, qlinear ? 5 : 3);
+  std::string scale;
+  if (qlinear) {
+    const std::vector<float> m = multipliers(n, 1);
+    scale = fmt::format("reinterpret_cast<const float*>({})", ctx.add_weight_bytes(m.data(), 4));
+  }
+  emit_output(ctx, n, "", scale, 1, qlinear ? constant_zero_point(n, 7) : 0);
+  ctx.line(fmt::format("qout.row_stride = {};", N));
+  ctx.line(fmt::format("kiln::rt::qgemm({}, {}, {}, kiln::rt::QGemmA{{{}, {}, {}, {}}}, {}, {}, {}, qout, pool);", rows,
+                       N, K, ctx.in(n, 0), K, is_signed_8bit(n.input(0)), constant_zero_point(n, 2), packed, bz,
+                       bz_count));
+}
+
+bool packs_conv_integer(const ir::Node& n, size_t i) { return i == 1 && fast_conv(n, 1); }
+bool packs_qlinear_conv(const ir::Node& n, size_t i) { return i == 3 && fast_conv(n, 3); }
+bool packs_matmul_integer(const ir::Node& n, size_t i) { return i == 1 && fast_matmul(n, 1); }
+bool packs_qlinear_matmul(const ir::Node& n, size_t i) { return i == 3 && fast_matmul(n, 3); }
+
+size_t conv_integer_scratch(const ir::Node& node) {
+  return fast_conv(node, 1) ? kiln::rt::qconv2d_scratch_bytes(ir::integer_conv_params(node, 0, 1)) : 0;
+}
+
 void emit_conv_integer(EmitContext& ctx, const ir::Node& node) {
+  if (fast_conv(node, 1)) return emit_fast_conv(ctx, node, 1);
   const auto [wz, wz_count] = weight_zero_point(ctx, node, 3, 1);
   ctx.line(fmt::format("kiln::rt::conv2d_integer<{}, {}>({}, {}, {}, {}, {}, {}, {}, nullptr);",
                        cpp_type(node.input(0)->dtype()), cpp_type(node.input(1)->dtype()),
@@ -113,6 +264,7 @@ void emit_conv_integer(EmitContext& ctx, const ir::Node& node) {
 }
 
 void emit_qlinear_conv(EmitContext& ctx, const ir::Node& node) {
+  if (fast_conv(node, 3)) return emit_fast_conv(ctx, node, 3);
   const auto [wz, wz_count] = weight_zero_point(ctx, node, 5, 3);
   ctx.line(fmt::format(
       "kiln::rt::qlinear_conv2d<{}, {}, {}, {}>({}, {}, {}[0], {}, {}, {}, {}, {}, {}, {}[0], {}, {}, "
@@ -124,7 +276,10 @@ void emit_qlinear_conv(EmitContext& ctx, const ir::Node& node) {
       node.has_input(8) ? ctx.in(node, 8) : std::string("nullptr"), ctx.scratch(node), ctx.out(node, 0)));
 }
 
-size_t qlinear_conv_scratch(const ir::Node& node) { return static_cast<size_t>(numel_of(node.output(0))) * 4; }
+size_t qlinear_conv_scratch(const ir::Node& node) {
+  if (fast_conv(node, 3)) return kiln::rt::qconv2d_scratch_bytes(ir::integer_conv_params(node, 0, 3));
+  return static_cast<size_t>(numel_of(node.output(0))) * 4;
+}
 
 }  // namespace
 
@@ -132,10 +287,12 @@ void register_quantize_emitters(EmitterRegistry& r) {
   r.add("QuantizeLinear", Emitter{.emit = emit_quantize});
   r.add("DequantizeLinear", Emitter{.emit = emit_dequantize});
   r.add("DynamicQuantizeLinear", Emitter{.emit = emit_dynamic_quantize});
-  r.add("MatMulInteger", Emitter{.emit = emit_matmul_integer});
-  r.add("QLinearMatMul", Emitter{.emit = emit_qlinear_matmul});
-  r.add("ConvInteger", Emitter{.emit = emit_conv_integer});
-  r.add("QLinearConv", Emitter{.emit = emit_qlinear_conv, .scratch_bytes = qlinear_conv_scratch});
+  r.add("MatMulInteger", Emitter{.emit = emit_matmul_integer, .packs_input = packs_matmul_integer});
+  r.add("QLinearMatMul", Emitter{.emit = emit_qlinear_matmul, .packs_input = packs_qlinear_matmul});
+  r.add("ConvInteger",
+        Emitter{.emit = emit_conv_integer, .scratch_bytes = conv_integer_scratch, .packs_input = packs_conv_integer});
+  r.add("QLinearConv",
+        Emitter{.emit = emit_qlinear_conv, .scratch_bytes = qlinear_conv_scratch, .packs_input = packs_qlinear_conv});
 }
 
 }  // namespace kiln::codegen::cpp

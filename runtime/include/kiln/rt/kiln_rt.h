@@ -25,6 +25,8 @@
 #include "kiln/rt/pool.h"
 #include "kiln/rt/pool_nd.h"
 #include "kiln/rt/profile.h"
+#include "kiln/rt/qconv.h"
+#include "kiln/rt/qgemm.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"
 #include "kiln/rt/rearrange.h"

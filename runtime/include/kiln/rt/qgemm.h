@@ -72,4 +72,8 @@ void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char
            const int32_t* b_zero_point, int64_t b_zero_point_count, const QGemmOutput& out, ThreadPool* pool,
            QGemmIsa isa = QGemmIsa::automatic) noexcept;
 
+// qgemm's epilogue alone, for kernels that compute the corrected sums themselves (depthwise
+// convolution): acc[k] is acc(i0 + k, j), k < n, zero points already applied.
+void qgemm_finish_column(const QGemmOutput& out, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept;
+
 }  // namespace kiln::rt

@@ -1,0 +1,130 @@
+"""A QDQ model from onnxruntime.quantization (static, per-channel s8 weights, u8 activations),
+imported by kiln: its outputs, interpreted and compiled, must be within one quantization step
+of the output (plus float noise) of ONNX Runtime running the same model.
+
+  quant_qdq.py KILN WORK_DIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization.shape_inference import quant_pre_process
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Samples(CalibrationDataReader):
+    def __init__(self, name, shape):
+        rng = np.random.default_rng(0)
+        self.samples = [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(8)]
+
+    def get_next(self):
+        return self.samples.pop() if self.samples else None
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def operator_form(kiln, work):
+    """QLinearMatMul, MatMulInteger, QLinearConv and ConvInteger with constant weights (the
+    compiled int8 GEMM path) must give ONNX Runtime's integers exactly."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (2, 5, 37), dtype=np.uint8)
+    x = rng.integers(0, 256, (1, 6, 9, 9), dtype=np.uint8)
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("b", rng.integers(-128, 128, (37, 19), dtype=np.int8)),
+        ("w", rng.integers(-128, 128, (8, 6, 3, 3), dtype=np.int8)),
+        ("a_s", np.array(0.02, np.float32)), ("a_z", np.array(131, np.uint8)),
+        ("b_s", np.array(0.01, np.float32)), ("b_z", np.array(0, np.int8)),
+        ("y_s", np.array(0.3, np.float32)), ("y_z", np.array(100, np.uint8)),
+        ("w_s", rng.uniform(0.001, 0.01, 8).astype(np.float32)), ("w_z", np.zeros(8, np.int8)),
+        ("bias", rng.integers(-500, 500, 8, dtype=np.int32))]]
+    nodes = [
+        helper.make_node("QLinearMatMul", ["a", "a_s", "a_z", "b", "b_s", "b_z", "y_s", "y_z"], ["qmm"]),
+        helper.make_node("MatMulInteger", ["a", "b", "a_z", "b_z"], ["mmi"]),
+        helper.make_node("QLinearConv", ["x", "a_s", "a_z", "w", "w_s", "w_z", "y_s", "y_z", "bias"], ["qconv"],
+                         pads=[1, 1, 1, 1], strides=[2, 1]),
+        helper.make_node("ConvInteger", ["x", "w", "a_z"], ["convi"], pads=[0, 1, 0, 1])]
+    graph = helper.make_graph(
+        nodes, "ops", [helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape),
+                       helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape)],
+        [helper.make_tensor_value_info(n, t, None) for n, t in [("qmm", TensorProto.UINT8),
+                                                                 ("mmi", TensorProto.INT32),
+                                                                 ("qconv", TensorProto.UINT8),
+                                                                 ("convi", TensorProto.INT32)]],
+        inits)
+    path = os.path.join(work, "ops.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"a": a, "x": x})
+    np.save(os.path.join(work, "a.npy"), a)
+    np.save(os.path.join(work, "xq.npy"), x)
+    run([kiln, "compile", path, "-o", os.path.join(work, "ops")])
+    run([os.path.join(work, "ops", "ops"), os.path.join(work, "a.npy"), os.path.join(work, "xq.npy"),
+         "-o", os.path.join(work, "ops_out")])
+    ok = True
+    for name, w in zip(["qmm", "mmi", "qconv", "convi"], want):
+        got = np.load(os.path.join(work, "ops_out", name + ".npy"))
+        diff = int(np.abs(got.astype(np.int64) - w.astype(np.int64)).max())
+        print(f"operator form {name}: max |kiln - ORT| = {diff}")
+        ok = ok and got.shape == w.shape and diff == 0
+    return ok
+
+
+def main():
+    kiln, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(REPO, "models", "cnn")
+    x = np.load(os.path.join(src, "input_0.npy"))
+    pre, qdq = os.path.join(work, "pre.onnx"), os.path.join(work, "qdq.onnx")
+    quant_pre_process(os.path.join(src, "model.onnx"), pre, skip_symbolic_shape=True)
+    name = onnx.load(pre).graph.input[0].name
+    quantize_static(pre, qdq, Samples(name, x.shape), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    model = onnx.load(qdq)
+    out_name = model.graph.output[0].name
+    # The scale of the last QuantizeLinear before the output: one step of the output.
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    dq = producer[out_name]
+    step = float(inits[dq.input[1]]) if dq.op_type == "DequantizeLinear" else 0.0
+
+    want = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, {name: x})[0]
+    np.save(os.path.join(work, "x.npy"), x)
+
+    ir = run([kiln, "compile", qdq, "-o", os.path.join(work, "exe"), "--print-ir-after", "fuse_qdq"]).stderr
+    fused = ir.count("= QLinearConv(")
+    print(f"QLinearConv after fuse_qdq: {fused}; output step {step:g}")
+    if fused == 0:
+        sys.exit("FAIL: fuse_qdq turned no Conv into QLinearConv")
+    exe = os.path.join(work, "exe", "qdq")
+    run([exe, os.path.join(work, "x.npy"), "-o", os.path.join(work, "compiled")])
+    run([kiln, "run", qdq, os.path.join(work, "x.npy"), "-o", os.path.join(work, "interpreted")])
+    tol = step * 1.001 + 1e-5 * float(np.abs(want).max())
+    failed = False
+    for how in ("interpreted", "compiled"):
+        files = os.listdir(os.path.join(work, how))
+        got = np.load(os.path.join(work, how, files[0]))
+        err = float(np.abs(got.astype(np.float64) - want).max())
+        steps = err / step if step else float("nan")
+        print(f"{how}: max |kiln - ORT| = {err:.6g} ({steps:.2f} steps), "
+              f"{int(np.sum(got != want))}/{want.size} elements differ")
+        if got.shape != want.shape or not err <= tol:
+            failed = True
+    if not operator_form(kiln, work):
+        failed = True
+    if failed:
+        sys.exit(f"FAIL: kiln differs from ONNX Runtime (QDQ: by more than one step, {tol:g}; operator form: at all)")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
