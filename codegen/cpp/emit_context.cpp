@@ -140,11 +140,7 @@ std::string EmitContext::add_weight_floats(const std::vector<float>& values) {
 
 std::string EmitContext::add_weight_bytes(const void* data, size_t size) {
   if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
-  constexpr size_t kAlign = 64;
-  weights_->resize((weights_->size() + kAlign - 1) / kAlign * kAlign, '\0');
-  const size_t offset = weights_->size();
-  weights_->append(static_cast<const char*>(data), size);
-  return fmt::format("(W + {})", offset);
+  return fmt::format("(W + {})", weights_->add_bytes(data, size).offset);
 }
 
 std::string EmitContext::array(const std::vector<int64_t>& values) {

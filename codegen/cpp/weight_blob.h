@@ -23,6 +23,8 @@ class WeightBlob {
   Location add(const ir::Tensor& t);
   // Appends floats computed at compile time (packed weights).
   Location add_floats(const float* data, size_t count);
+  // Appends raw bytes computed at compile time (packed int8 weights), never halved.
+  Location add_bytes(const void* data, size_t bytes) { return {Location::Weight, 0, append(data, bytes)}; }
 
   const std::string& bytes() const { return bytes_; }
   std::string take_bytes() { return std::move(bytes_); }
