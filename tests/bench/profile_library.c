@@ -60,6 +60,8 @@ int main(void) {
     return 1;
   }
   printf("nodes %zu, node sum %.3f ms of run %.3f ms\n", net_num_nodes(), sum_ms, run_ms);
+  for (size_t i = 0; i < net_num_inputs(); ++i) free((void*)in[i]);
+  for (size_t i = 0; i < net_num_outputs(); ++i) free(out[i]);
   net_destroy(ctx);
   return 0;
 }
