@@ -65,11 +65,12 @@ void im2row(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g,
     }
 }
 
-// Channels [m0, m1) of image n: acc over each output row, then qgemm's epilogue.
+// Channels [m0, m1) of image n: the int32 sums of one channel's output plane in plane_acc, then
+// qgemm's epilogue on the plane.
 template <class X>
 void depthwise_rows(const Conv2dParams& p, const X* x, int32_t x_zero_point, const unsigned char* packed,
                     const int32_t* w_zero_point, int64_t w_zero_point_count, const QGemmOutput& out, int64_t n,
-                    int64_t m0, int64_t m1, int32_t* acc) {
+                    int64_t m0, int64_t m1, int32_t* plane_acc) {
   int32_t shift;
   std::memcpy(&shift, packed, sizeof shift);
   const int8_t* weights = reinterpret_cast<const int8_t*>(packed + 64);
@@ -80,6 +81,7 @@ void depthwise_rows(const Conv2dParams& p, const X* x, int32_t x_zero_point, con
     for (int64_t t = 0; t < taps; ++t) w[t] = static_cast<int32_t>(weights[m * taps + t]) - zw;
     const X* plane = x + (n * p.C + m) * p.H * p.W;
     for (int64_t oh = 0; oh < p.OH; ++oh) {
+      int32_t* __restrict acc = plane_acc + oh * p.OW;
       for (int64_t ow = 0; ow < p.OW; ++ow) acc[ow] = 0;
       for (int64_t kh = 0; kh < p.KH; ++kh) {
         const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
@@ -93,7 +95,7 @@ void depthwise_rows(const Conv2dParams& p, const X* x, int32_t x_zero_point, con
           while (hi > lo && (hi - 1) * p.stride_w + off >= p.W) --hi;
           const int32_t wk = w[kh * p.KW + kw];
           if (p.stride_w == 1) {
-            const X* src = row + off;
+            const X* __restrict src = row + off;
             for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (static_cast<int32_t>(src[ow]) - x_zero_point) * wk;
           } else {
             for (int64_t ow = lo; ow < hi; ++ow)
@@ -101,8 +103,8 @@ void depthwise_rows(const Conv2dParams& p, const X* x, int32_t x_zero_point, con
           }
         }
       }
-      qgemm_finish_column(out, acc, oh * p.OW, p.OW, m);
     }
+    qgemm_finish_column(out, plane_acc, 0, p.OH * p.OW, m);
   }
 }
 
@@ -116,7 +118,7 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
     o.row_stride = 1;
     o.col_stride = plane;
     parallel_for(pool, p.M, [&](int64_t m0, int64_t m1) {
-      int32_t* acc = static_cast<int32_t*>(std::malloc(static_cast<size_t>(p.OW) * sizeof(int32_t)));
+      int32_t* acc = static_cast<int32_t*>(std::malloc(static_cast<size_t>(plane) * sizeof(int32_t)));
       if (acc == nullptr) return;  // out of memory: the output stays unwritten
       if (x.a_signed)
         depthwise_rows(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, w_zero_point, w_zero_point_count,

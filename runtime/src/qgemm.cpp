@@ -267,7 +267,7 @@ int64_t pick(int64_t count, int64_t j) { return count > 1 ? j : 0; }
 
 // Requantization of one value (see QGemmOutput).
 template <class Q>
-Q requantize(double v, int32_t zero_point) {
+int32_t requantize(double v, int32_t zero_point) {
   constexpr double lo = Q(-1) < Q(0) ? -128.0 : 0.0, hi = Q(-1) < Q(0) ? 127.0 : 255.0;
   // Clamped first (NaN goes to the low end), so that the rounding below is exact and the
   // conversion defined.
@@ -277,30 +277,10 @@ Q requantize(double v, int32_t zero_point) {
   constexpr double magic = 6755399441055744.0;  // 1.5 * 2^52: rounds to nearest, ties to even
   double r = (v + magic) - magic + zp;
   r = r < lo ? lo : (r > hi ? hi : r);
-  return static_cast<Q>(static_cast<int32_t>(r));
+  return static_cast<int32_t>(r);
 }
 
 // Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`.
-// Writes y(i, j) from the corrected sum t (see QGemmOutput).
-inline void write_output(const QGemmOutput& o, uint32_t t, int64_t i, int64_t j) {
-  if (o.bias) t += static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]);
-  const int64_t at = i * o.row_stride + j * o.col_stride;
-  if (o.type == KILN_I32) {
-    static_cast<int32_t*>(o.y)[at] = static_cast<int32_t>(t);
-    return;
-  }
-  double v = static_cast<double>(static_cast<int32_t>(t));
-  if (o.scale) v *= static_cast<double>(o.scale[pick(o.scale_count, j)]);
-  if (o.offset) v += static_cast<double>(o.offset[pick(o.offset_count, j)]);
-  v = v < o.lo ? o.lo : (v > o.hi ? o.hi : v);
-  if (o.type == KILN_F32)
-    static_cast<float*>(o.y)[at] = static_cast<float>(v);
-  else if (o.type == KILN_U8)
-    static_cast<uint8_t*>(o.y)[at] = requantize<uint8_t>(v, o.y_zero_point);
-  else
-    static_cast<int8_t*>(o.y)[at] = requantize<int8_t>(v, o.y_zero_point);
-}
-
 // Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`;
 // row_sums[r]: sum of the packed A values of row i0 + r. The per-column terms are gathered
 // first so that the loops over a row are straight-line code the compiler vectorizes.
@@ -340,12 +320,18 @@ void finish_tile(const Problem& p, const int32_t* acc, const uint32_t* row_sums,
     if (o.type == KILN_F32) {
       float* y = static_cast<float*>(o.y) + base;
       for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = static_cast<float>(v[c]);
-    } else if (o.type == KILN_U8) {
-      uint8_t* y = static_cast<uint8_t*>(o.y) + base;
-      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = requantize<uint8_t>(v[c], o.y_zero_point);
     } else {
-      int8_t* y = static_cast<int8_t*>(o.y) + base;
-      for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = requantize<int8_t>(v[c], o.y_zero_point);
+      // Rounded in a loop of its own (vectorized), stored in another (strided).
+      int32_t q[kNR];
+      if (o.type == KILN_U8) {
+        for (int64_t c = 0; c < n; ++c) q[c] = requantize<uint8_t>(v[c], o.y_zero_point);
+        uint8_t* y = static_cast<uint8_t*>(o.y) + base;
+        for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = static_cast<uint8_t>(q[c]);
+      } else {
+        for (int64_t c = 0; c < n; ++c) q[c] = requantize<int8_t>(v[c], o.y_zero_point);
+        int8_t* y = static_cast<int8_t*>(o.y) + base;
+        for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = static_cast<int8_t>(q[c]);
+      }
     }
   }
 }
@@ -423,8 +409,38 @@ void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, in
   pack_b_impl<uint8_t, from_u8>(K, N, src, stride_k, stride_n, 128, packed);
 }
 
-void qgemm_finish_column(const QGemmOutput& out, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept {
-  for (int64_t k = 0; k < n; ++k) write_output(out, static_cast<uint32_t>(acc[k]), i0 + k, j);
+void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept {
+  const uint32_t bias = o.bias ? static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]) : 0u;
+  const double scale = o.scale ? static_cast<double>(o.scale[pick(o.scale_count, j)]) : 1.0;
+  const double offset = o.offset ? static_cast<double>(o.offset[pick(o.offset_count, j)]) : 0.0;
+  const double lo = o.lo, hi = o.hi;
+  const int64_t rs = o.row_stride;
+  const int64_t base = i0 * rs + j * o.col_stride;
+  // In chunks, each through straight loops as in finish_tile.
+  for (int64_t k0 = 0; k0 < n; k0 += kNR) {
+    const int64_t m = n - k0 < kNR ? n - k0 : kNR;
+    int32_t t[kNR], q[kNR];
+    double v[kNR];
+    for (int64_t k = 0; k < m; ++k) t[k] = static_cast<int32_t>(static_cast<uint32_t>(acc[k0 + k]) + bias);
+    const int64_t at = base + k0 * rs;
+    if (o.type == KILN_I32) {
+      for (int64_t k = 0; k < m; ++k) static_cast<int32_t*>(o.y)[at + k * rs] = t[k];
+      continue;
+    }
+    for (int64_t k = 0; k < m; ++k) {
+      const double x = static_cast<double>(t[k]) * scale + offset;
+      v[k] = x < lo ? lo : (x > hi ? hi : x);
+    }
+    if (o.type == KILN_F32) {
+      for (int64_t k = 0; k < m; ++k) static_cast<float*>(o.y)[at + k * rs] = static_cast<float>(v[k]);
+    } else if (o.type == KILN_U8) {
+      for (int64_t k = 0; k < m; ++k) q[k] = requantize<uint8_t>(v[k], o.y_zero_point);
+      for (int64_t k = 0; k < m; ++k) static_cast<uint8_t*>(o.y)[at + k * rs] = static_cast<uint8_t>(q[k]);
+    } else {
+      for (int64_t k = 0; k < m; ++k) q[k] = requantize<int8_t>(v[k], o.y_zero_point);
+      for (int64_t k = 0; k < m; ++k) static_cast<int8_t*>(o.y)[at + k * rs] = static_cast<int8_t>(q[k]);
+    }
+  }
 }
 
 bool qgemm_isa_supported(QGemmIsa isa) noexcept { return cpu_has(isa); }
