@@ -1,6 +1,12 @@
 #include "kiln/rt/widen.h"
 
+#include <cstdint>
 #include <cstring>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "kiln/rt/dtype.h"
 
@@ -50,6 +56,19 @@ WidenFn choose_f16() {
 void widen_f16(const uint16_t* src, float* dst, size_t count) {
   static const WidenFn fn = choose_f16();
   fn(src, dst, count);
+}
+
+void release_pages(const void* data, size_t bytes) {
+#if defined(__linux__)
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  const uintptr_t p = static_cast<uintptr_t>(page), start = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t begin = (start + p - 1) / p * p, end = (start + bytes) / p * p;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)data;
+  (void)bytes;
+#endif
 }
 
 void widen_bf16(const uint16_t* src, float* dst, size_t count) {

@@ -69,3 +69,33 @@ TEST_CASE("widen_weights widens each range") {
   CHECK(widened[18] == 0.25f);
   CHECK(widened[0] == 0.0f);
 }
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+TEST_CASE("widen_weights releases the halves' pages of a file mapping, which still read back") {
+  const size_t count = 3 * 4096;  // halves spanning whole pages
+  std::vector<uint16_t> h(count);
+  for (size_t i = 0; i < count; ++i) h[i] = kiln::rt::f32_to_f16_bits(static_cast<float>(i % 1000));
+  char path[] = "/tmp/kiln-test-widen-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, h.data(), count * 2) == static_cast<ssize_t>(count * 2));
+  void* p = mmap(nullptr, count * 2, PROT_READ, MAP_PRIVATE, fd, 0);
+  REQUIRE(p != MAP_FAILED);
+  const auto* weights = static_cast<const unsigned char*>(p);
+  void* widened = std::aligned_alloc(64, count * 4);
+  const kiln::rt::WidenRange ranges[] = {{0, 0, count}};
+  kiln::rt::widen_weights(weights, static_cast<unsigned char*>(widened), ranges, 1, kiln::rt::widen_f16);
+  for (size_t i = 0; i < count; i += 997) CHECK(static_cast<float*>(widened)[i] == static_cast<float>(i % 1000));
+  CHECK(std::memcmp(weights, h.data(), count * 2) == 0);  // read back from the file
+  std::free(widened);
+  munmap(p, count * 2);
+  close(fd);
+  unlink(path);
+}
+#endif
