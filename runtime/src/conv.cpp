@@ -27,34 +27,84 @@ void valid_range(int64_t n_out, int64_t n_in, int64_t stride, int64_t offset, in
   if (lo > hi) lo = hi;
 }
 
-// Rows [r0, r1) of the column matrix for one image and group: row (c, kh, kw)
-// holds, for every output position, the input value it multiplies (0 in padding).
-void im2col_rows(const Conv2dParams& p, const float* x, float* col, int64_t r0, int64_t r1) {
-  const int64_t ohw = p.OH * p.OW;
-  for (int64_t r = r0; r < r1; ++r) {
+// Columns [j0, j0 + nb) (output positions, row-major over OH x OW) of the column matrix for
+// one image and group, as a kg x nb matrix: row (c, kh, kw) holds, for each of those output
+// positions, the input value it multiplies (0 in padding).
+void im2col_cols(const Conv2dParams& p, const float* x, float* col, int64_t j0, int64_t nb) {
+  const int64_t kg = p.C / p.group * p.KH * p.KW;
+  for (int64_t r = 0; r < kg; ++r) {
     const int64_t kw = r % p.KW, kh = (r / p.KW) % p.KH, c = r / (p.KW * p.KH);
     const float* xc = x + c * p.H * p.W;
-    float* out = col + r * ohw;
+    float* out = col + r * nb;
+    const int64_t off_w = kw * p.dil_w - p.pad_left;  // input column of ow: ow * stride_w + off_w
     int64_t w_lo, w_hi;
-    valid_range(p.OW, p.W, p.stride_w, kw * p.dil_w - p.pad_left, w_lo, w_hi);
-    for (int64_t oh = 0; oh < p.OH; ++oh) {
-      float* o = out + oh * p.OW;
+    valid_range(p.OW, p.W, p.stride_w, off_w, w_lo, w_hi);
+    for (int64_t j = j0; j < j0 + nb;) {
+      // The part of output row oh in this chunk: columns [ow0, ow1), at out[j - j0 ...].
+      const int64_t oh = j / p.OW, ow0 = j % p.OW;
+      const int64_t ow1 = p.OW - ow0 < j0 + nb - j ? p.OW : ow0 + (j0 + nb - j);
+      float* o = out + (j - j0);  // o[i] is column ow0 + i
+      const int64_t n = ow1 - ow0;
+      j += n;
       const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
       if (ih < 0 || ih >= p.H) {
-        std::memset(o, 0, sizeof(float) * p.OW);
+        std::memset(o, 0, sizeof(float) * n);
         continue;
       }
-      const float* xr = xc + ih * p.W;  // input index of ow: ow * stride_w + off_w
-      const int64_t off_w = kw * p.dil_w - p.pad_left;
-      for (int64_t ow = 0; ow < w_lo; ++ow) o[ow] = 0.f;
+      const float* xr = xc + ih * p.W;
+      const int64_t lo = w_lo < ow0 ? ow0 : (w_lo > ow1 ? ow1 : w_lo);
+      const int64_t hi = w_hi > ow1 ? ow1 : (w_hi < lo ? lo : w_hi);
+      for (int64_t ow = ow0; ow < lo; ++ow) o[ow - ow0] = 0.f;
       if (p.stride_w == 1) {
-        if (w_hi > w_lo) std::memcpy(o + w_lo, xr + (w_lo + off_w), sizeof(float) * (w_hi - w_lo));
+        if (hi > lo) std::memcpy(o + (lo - ow0), xr + (lo + off_w), sizeof(float) * (hi - lo));
       } else {
-        for (int64_t ow = w_lo; ow < w_hi; ++ow) o[ow] = xr[ow * p.stride_w + off_w];
+        for (int64_t ow = lo; ow < hi; ++ow) o[ow - ow0] = xr[ow * p.stride_w + off_w];
       }
-      for (int64_t ow = w_hi; ow < p.OW; ++ow) o[ow] = 0.f;
+      for (int64_t ow = hi; ow < ow1; ++ow) o[ow - ow0] = 0.f;
     }
   }
+}
+
+// The GEMM of an image and group runs on chunks of output columns, so that its B operand (the
+// chunk of the column matrix, or of the input for a 1x1 convolution) stays in L2 between
+// being written and being read: the whole column matrix of a large layer (ResNet's first
+// stage: 576 x 3136 floats) went out to memory and back. Small problems are one chunk.
+constexpr int64_t kWholeFloats = 512 * 1024;  // B up to 2 MiB: one chunk
+constexpr int64_t kChunkFloats = 96 * 1024;   // else chunks of about 384 KiB
+
+int64_t chunk_cols(int64_t kg, int64_t ohw) {
+  if (kg * ohw <= kWholeFloats) return ohw;
+  int64_t nb = kChunkFloats / kg / 16 * 16;
+  if (nb < 16) nb = 16;
+  return nb < ohw ? nb : ohw;
+}
+
+// One image and group of a GEMM-path convolution.
+struct ConvGemm {
+  const Conv2dParams* p;
+  const float* xg;  // this image and group's input channels
+  GemmOperand wa;
+  const float* bias;
+  float* y;    // this image and group's output channels
+  int64_t y0;  // y's offset in the whole output (for the epilogue)
+  float* scratch;
+  const Epilogue* epilogue;
+  int64_t mg, kg, nb, ohw;
+  bool pointwise;
+};
+
+// Chunk k: output columns [k * nb, k * nb + nb), its column matrix at scratch + k * kg * nb
+// (chunks running at once on different threads use different parts of the scratch).
+void run_chunk(const ConvGemm& a, int64_t k, ThreadPool* gemm_pool) {
+  const int64_t j0 = k * a.nb, n = a.ohw - j0 < a.nb ? a.ohw - j0 : a.nb;
+  GemmOperand b{a.xg + j0, a.ohw, false, false};
+  if (!a.pointwise) {
+    float* col = a.scratch + k * a.kg * a.nb;
+    im2col_cols(*a.p, a.xg, col, j0, n);
+    b = GemmOperand{col, n, false, false};
+  }
+  // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
+  gemm_f32_ex(a.mg, n, a.kg, 1.f, a.wa, b, 0.f, a.y + j0, a.ohw, a.bias, *a.epilogue, a.y0 + j0, gemm_pool);
 }
 
 // One output plane of a depthwise convolution (channel c of image n). Row by row: each output
@@ -97,6 +147,145 @@ void depthwise_plane(const Conv2dParams& p, const float* x, const float* w, floa
   }
 }
 
+// Longest input row depthwise3x3_plane handles (its out-of-range rows read a zero row).
+constexpr int64_t kZeroRow = 4096;
+const float kZeros[kZeroRow] = {};
+
+bool is_depthwise3x3(const Conv2dParams& p) {
+  return p.KH == 3 && p.KW == 3 && p.dil_h == 1 && p.dil_w == 1 && p.stride_h == p.stride_w &&
+         (p.stride_w == 1 || p.stride_w == 2) && p.pad_left >= 0 && p.pad_top >= 0 && p.W <= kZeroRow;
+}
+
+// One output of a 3x3 window at column iw0 (may reach outside [0, W)) of rows r0, r1, r2.
+inline float dw3x3_edge(const float* r0, const float* r1, const float* r2, const float* w, float b, int64_t iw0,
+                        int64_t W) {
+  float s = b;
+  const float* rows[3] = {r0, r1, r2};
+  for (int kh = 0; kh < 3; ++kh)
+    for (int kw = 0; kw < 3; ++kw) {
+      const int64_t iw = iw0 + kw;
+      if (iw >= 0 && iw < W) s += w[kh * 3 + kw] * rows[kh][iw];
+    }
+  return s;
+}
+
+// Depthwise 3x3, stride S (1 or 2), dilation 1, any padding: the MobileNet case. Each output
+// row is one pass: the 9 taps of the columns whose window lies inside the row are summed in
+// registers (the compiler vectorizes over the row, de-interleaving for S = 2); only the few
+// edge columns check bounds. Rows above or below the input read a row of zeros. The epilogue
+// runs on each row right after it is computed, while it is in L1.
+template <int64_t S>
+void depthwise3x3_plane(const Conv2dParams& p, const float* x, const float* wt, float b, float* y,
+                        const Epilogue& ep, int64_t offset) {
+  const float w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5], w6 = wt[6], w7 = wt[7],
+              w8 = wt[8];
+  // Interior columns [lo, hi): ow * S - pad_left >= 0 and ow * S - pad_left + 2 <= W - 1.
+  int64_t lo = (p.pad_left + S - 1) / S, hi = p.W - 3 + p.pad_left >= 0 ? (p.W - 3 + p.pad_left) / S + 1 : 0;
+  if (hi > p.OW) hi = p.OW;
+  if (lo > hi) lo = hi;
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    const float* rows[3];
+    for (int64_t kh = 0; kh < 3; ++kh) {
+      const int64_t ih = oh * S - p.pad_top + kh;
+      rows[kh] = ih >= 0 && ih < p.H ? x + ih * p.W : kZeros;
+    }
+    const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2];
+    float* yr = y + oh * p.OW;
+    for (int64_t ow = 0; ow < lo; ++ow) yr[ow] = dw3x3_edge(r0, r1, r2, wt, b, ow * S - p.pad_left, p.W);
+    // Shifted so that column ow's window starts at a[ow * S]: in bounds for ow in [lo, hi).
+    const float* a0 = r0 - p.pad_left;
+    const float* a1 = r1 - p.pad_left;
+    const float* a2 = r2 - p.pad_left;
+    for (int64_t ow = lo; ow < hi; ++ow) {
+      const int64_t i = ow * S;
+      float s = b;
+      s += w0 * a0[i];
+      s += w1 * a0[i + 1];
+      s += w2 * a0[i + 2];
+      s += w3 * a1[i];
+      s += w4 * a1[i + 1];
+      s += w5 * a1[i + 2];
+      s += w6 * a2[i];
+      s += w7 * a2[i + 1];
+      s += w8 * a2[i + 2];
+      yr[ow] = s;
+    }
+    for (int64_t ow = hi; ow < p.OW; ++ow) yr[ow] = dw3x3_edge(r0, r1, r2, wt, b, ow * S - p.pad_left, p.W);
+    if (ep.fn) ep.fn(ep.ctx, yr, offset + oh * p.OW, p.OW);
+  }
+}
+
+// Floats of the stack buffer depthwise3x3_padded works in: the zero-padded plane, and for
+// stride 1 the flat output; enough for 112 x 112 planes at stride 1.
+constexpr int64_t kPaddedFloats = 32 * 1024;
+
+int64_t padded_floats(const Conv2dParams& p) {
+  const int64_t hp = (p.OH - 1) * p.stride_h + 3, wp = (p.OW - 1) * p.stride_w + 3;
+  return hp * wp + (p.stride_w == 1 ? p.OH * wp : 0);
+}
+
+// Depthwise 3x3 (is_depthwise3x3) on a zero-padded copy of the plane: no bounds checks and no
+// edge columns left. At stride 1 the output is computed as one flat run over the padded width
+// (two junk columns per row, dropped when copied out), so small planes (MobileNet's 14 x 14
+// and 7 x 7) vectorize as well as large ones. buf holds padded_floats(p) floats.
+template <int64_t S>
+void depthwise3x3_padded(const Conv2dParams& p, const float* x, const float* wt, float b, float* y,
+                         const Epilogue& ep, int64_t offset, float* buf) {
+  const int64_t hp = (p.OH - 1) * S + 3, wp = (p.OW - 1) * S + 3;
+  for (int64_t r = 0; r < hp; ++r) {
+    float* d = buf + r * wp;
+    const int64_t ih = r - p.pad_top;
+    const int64_t left = p.pad_left < wp ? p.pad_left : wp;
+    int64_t n = ih >= 0 && ih < p.H ? (p.W < wp - left ? p.W : wp - left) : 0;
+    for (int64_t c = 0; c < left; ++c) d[c] = 0.f;
+    if (n > 0) std::memcpy(d + left, x + ih * p.W, sizeof(float) * n);
+    for (int64_t c = left + n; c < wp; ++c) d[c] = 0.f;
+  }
+  const float w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5], w6 = wt[6], w7 = wt[7],
+              w8 = wt[8];
+  if (S == 1) {
+    float* __restrict t = buf + hp * wp;
+    const float* __restrict a = buf;
+    const int64_t total = (p.OH - 1) * wp + p.OW;  // the flat output, padded width
+    for (int64_t i = 0; i < total; ++i) {
+      float s = b;
+      s += w0 * a[i];
+      s += w1 * a[i + 1];
+      s += w2 * a[i + 2];
+      s += w3 * a[i + wp];
+      s += w4 * a[i + wp + 1];
+      s += w5 * a[i + wp + 2];
+      s += w6 * a[i + 2 * wp];
+      s += w7 * a[i + 2 * wp + 1];
+      s += w8 * a[i + 2 * wp + 2];
+      t[i] = s;
+    }
+    for (int64_t oh = 0; oh < p.OH; ++oh) std::memcpy(y + oh * p.OW, t + oh * wp, sizeof(float) * p.OW);
+  } else {
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const float* __restrict a0 = buf + oh * S * wp;
+      const float* __restrict a1 = a0 + wp;
+      const float* __restrict a2 = a1 + wp;
+      float* __restrict yr = y + oh * p.OW;
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const int64_t i = ow * S;
+        float s = b;
+        s += w0 * a0[i];
+        s += w1 * a0[i + 1];
+        s += w2 * a0[i + 2];
+        s += w3 * a1[i];
+        s += w4 * a1[i + 1];
+        s += w5 * a1[i + 2];
+        s += w6 * a2[i];
+        s += w7 * a2[i + 1];
+        s += w8 * a2[i + 2];
+        yr[ow] = s;
+      }
+    }
+  }
+  if (ep.fn) ep.fn(ep.ctx, y, offset, p.OH * p.OW);
+}
+
 struct ConvArgs {
   const Conv2dParams* p;
   const float* x;
@@ -110,8 +299,9 @@ struct ConvArgs {
 }  // namespace
 
 size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
-  if (p.group <= 0 || is_depthwise(p) || is_pointwise(p)) return 0;
-  return static_cast<size_t>(p.C / p.group * p.KH * p.KW * p.OH * p.OW);
+  if (p.group <= 0 || is_depthwise(p) || is_pointwise(p) || p.OH <= 0 || p.OW <= 0) return 0;
+  const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW, nb = chunk_cols(kg, ohw);
+  return static_cast<size_t>(kg * nb * ((ohw + nb - 1) / nb));  // every chunk its own part
 }
 
 void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y, float* scratch,
@@ -145,34 +335,51 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
   if (is_depthwise(p)) {
     parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
       const Conv2dParams& q = *a->p;
+      const bool padded = is_depthwise3x3(q) && padded_floats(q) <= kPaddedFloats;
+      float buf[kPaddedFloats];
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t c = i % q.C;
         float* plane = a->y + i * q.OH * q.OW;
-        depthwise_plane(q, a->x + i * q.H * q.W, a->w + c * q.KH * q.KW, a->bias ? a->bias[c] : 0.f, plane);
-        if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, plane, i * q.OH * q.OW, q.OH * q.OW);
+        const float* xp = a->x + i * q.H * q.W;
+        const float* wp = a->w + c * q.KH * q.KW;
+        const float b = a->bias ? a->bias[c] : 0.f;
+        if (padded && q.stride_w == 1) {
+          depthwise3x3_padded<1>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW, buf);
+        } else if (padded) {
+          depthwise3x3_padded<2>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW, buf);
+        } else if (is_depthwise3x3(q) && q.stride_w == 1) {
+          depthwise3x3_plane<1>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW);
+        } else if (is_depthwise3x3(q)) {
+          depthwise3x3_plane<2>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW);
+        } else {
+          depthwise_plane(q, xp, wp, b, plane);
+          if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, plane, i * q.OH * q.OW, q.OH * q.OW);
+        }
       }
     });
     return;
   }
 
   const int64_t cg = p.C / p.group, mg = p.M / p.group, kg = cg * p.KH * p.KW;
-  const bool pointwise = is_pointwise(p);
+  const int64_t nb = chunk_cols(kg, ohw), chunks = (ohw + nb - 1) / nb;
+  ConvGemm ga{&p, nullptr, {}, nullptr, nullptr, 0, scratch, &epilogue, mg, kg, nb, ohw, is_pointwise(p)};
+  const int threads = pool ? pool->size() : 1;
   for (int64_t n = 0; n < p.N; ++n) {
     for (int64_t g = 0; g < p.group; ++g) {
-      const float* xg = x + (n * p.C + g * cg) * p.H * p.W;
-      const float* b = xg;
-      if (!pointwise) {
-        ConvArgs ga = args;
-        ga.x = xg;
-        parallel_for(pool, kg, [a = &ga](int64_t r0, int64_t r1) { im2col_rows(*a->p, a->x, a->col, r0, r1); });
-        b = scratch;
+      ga.xg = x + (n * p.C + g * cg) * p.H * p.W;
+      ga.y0 = (n * p.M + g * mg) * ohw;
+      ga.y = y + ga.y0;
+      ga.bias = bias ? bias + g * mg : nullptr;
+      ga.wa = GemmOperand{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
+                          kg, false, w_packed};
+      if (chunks >= 2 * threads && threads > 1) {
+        // Enough chunks to share: each thread runs whole chunks, each GEMM serial.
+        parallel_for(pool, chunks, [a = &ga](int64_t k0, int64_t k1) {
+          for (int64_t k = k0; k < k1; ++k) run_chunk(*a, k, nullptr);
+        });
+      } else {
+        for (int64_t k = 0; k < chunks; ++k) run_chunk(ga, k, pool);
       }
-      // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
-      const int64_t y0 = (n * p.M + g * mg) * ohw;
-      const GemmOperand wa{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
-                           kg, false, w_packed};
-      gemm_f32_ex(mg, ohw, kg, 1.f, wa, GemmOperand{b, ohw, false, false}, 0.f, y + y0, ohw,
-                  bias ? bias + g * mg : nullptr, epilogue, y0, pool);
     }
   }
 }

@@ -15,7 +15,12 @@ struct PoolArgs {
   int64_t pad_bottom, pad_right;
 };
 
-void maxpool_plane(const Pool2dParams& p, const float* x, float* y) {
+// max that lets a NaN in (from either side) win, as the comparisons below do.
+inline float max_nan(float m, float v) { return (v > m || v != v) ? v : m; }
+
+// The general loop: every tap checks its bounds. For windows whose padded row does not fit
+// maxpool_plane_rows's buffer.
+void maxpool_plane_checked(const Pool2dParams& p, const float* x, float* y) {
   const float lowest = -std::numeric_limits<float>::infinity();
   for (int64_t oh = 0; oh < p.OH; ++oh) {
     for (int64_t ow = 0; ow < p.OW; ++ow) {
@@ -27,11 +32,53 @@ void maxpool_plane(const Pool2dParams& p, const float* x, float* y) {
         for (int64_t kw = 0; kw < p.KW; ++kw) {
           const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
           if (iw < 0 || iw >= p.W) continue;
-          const float v = xr[iw];
-          if (v > m || v != v) m = v;  // NaN propagates
+          m = max_nan(m, xr[iw]);  // NaN propagates
         }
       }
       y[oh * p.OW + ow] = m;
+    }
+  }
+}
+
+// Row by row: the window's input rows are first reduced to one row of column maxima (a
+// vertical max, contiguous and vectorized) in a buffer laid out as the padded row (pads and
+// overhang hold -inf), then each output takes the max of its KW taps in that buffer, with no
+// bounds checks in either loop.
+void maxpool_plane(const Pool2dParams& p, const float* x, float* y) {
+  constexpr int64_t kRow = 4096;
+  const int64_t len = (p.OW - 1) * p.stride_w + (p.KW - 1) * p.dil_w + 1;  // padded row, as read
+  if (len > kRow || p.pad_left < 0) {
+    maxpool_plane_checked(p, x, y);
+    return;
+  }
+  const float lowest = -std::numeric_limits<float>::infinity();
+  float buf[kRow];
+  // Input columns [0, cols) land at buf[c + pad_left]; the rest of buf stays -inf.
+  const int64_t cols = p.W < len - p.pad_left ? p.W : len - p.pad_left;
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    for (int64_t i = 0; i < len; ++i) buf[i] = lowest;
+    float* const row = buf + p.pad_left;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      if (ih < 0 || ih >= p.H) continue;
+      const float* xr = x + ih * p.W;
+      for (int64_t c = 0; c < cols; ++c) row[c] = max_nan(row[c], xr[c]);
+    }
+    float* yr = y + oh * p.OW;
+    if (p.KW == 3 && p.dil_w == 1 && p.stride_w == 2) {  // ResNet's stem: 3x3, stride 2
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const float* b = buf + 2 * ow;
+        yr[ow] = max_nan(max_nan(b[0], b[1]), b[2]);
+      }
+    } else if (p.KW == 3 && p.dil_w == 1 && p.stride_w == 1) {
+      for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow] = max_nan(max_nan(buf[ow], buf[ow + 1]), buf[ow + 2]);
+    } else {
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const float* b = buf + ow * p.stride_w;
+        float m = b[0];
+        for (int64_t kw = 1; kw < p.KW; ++kw) m = max_nan(m, b[kw * p.dil_w]);
+        yr[ow] = m;
+      }
     }
   }
 }

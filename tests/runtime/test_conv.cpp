@@ -77,8 +77,24 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
       make(1, 3, 1, 20, 4, 1, 5, 1, 2, 0, 2, 0, 2, 1, 1, 1),     // 1-D as H = 1
       make(1, 2, 4, 4, 3, 5, 5, 1, 1, 3, 3, 3, 3, 1, 1, 1),      // kernel larger than input
       make(1, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),  // large enough to thread the gemm
+      make(1, 32, 60, 60, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),  // column matrix in chunks
+      make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),   // chunks that end mid-row, stride 2
+      make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),   // 1x1 in chunks, a short last one
+      make(2, 6, 13, 17, 12, 5, 3, 2, 1, 2, 0, 1, 2, 1, 2, 3),   // grouped, strided, dilated, odd
+      // depthwise 3x3 (the row kernel): strides 1 and 2, pads 0..2, odd sizes, tiny planes
+      make(2, 3, 11, 13, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3),
+      make(1, 4, 12, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4),
+      make(1, 4, 13, 14, 4, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 4),
+      make(1, 2, 9, 10, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 2),
+      make(1, 2, 9, 10, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 2),
+      make(1, 2, 2, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),
+      make(1, 3, 1, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3),
+      make(1, 2, 8, 2100, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),   // too large to pad: the row kernel
+      make(1, 2, 40, 1701, 2, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 2),  // the row kernel at stride 2
+      make(1, 2, 2, 4200, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),   // row too long for the row kernel
   };
   ThreadPool pool(3);
+  ThreadPool pool2(2);
   uint32_t seed = 100;
   for (const auto& p : cases) {
     REQUIRE(p.OH > 0);
@@ -86,6 +102,40 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
     check(p, true, nullptr, seed);
     check(p, false, nullptr, seed);
     check(p, true, &pool, seed);
+    check(p, true, &pool2, seed);
+    seed += 3;
+  }
+}
+
+TEST_CASE("conv2d_f32_epilogue sees every output once, at its offset, after the bias") {
+  // The epilogue maps y to 2 * y + offset / 1000: any block given twice, skipped, or given
+  // the wrong offset shows up against the reference.
+  const Epilogue ep{[](const void*, float* y, int64_t offset, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) y[i] = 2.f * y[i] + float(offset + i) / 1000.f;
+                    },
+                    nullptr};
+  const Conv2dParams cases[] = {
+      make(2, 6, 9, 11, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6),    // depthwise 3x3 row kernel
+      make(1, 4, 9, 9, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4),     // depthwise, general
+      make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // GEMM in chunks
+      make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // 1x1 in chunks
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 300;
+  for (const auto& p : cases) {
+    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
+    const auto b = random_floats(p.M, seed + 2);
+    std::vector<float> r(p.N * p.M * p.OH * p.OW);
+    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = 2.f * r[i] + float(i) / 1000.f;
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+      conv2d_f32_epilogue(p, x.data(), w.data(), b.data(), y.data(), scratch.empty() ? nullptr : scratch.data(), ep,
+                          tp);
+      INFO("C=" << p.C << " H=" << p.H << " K=" << p.KH << " group=" << p.group << " threads=" << (tp ? 2 : 1));
+      CHECK(max_rel_diff(y, r) < 1e-4);
+    }
     seed += 3;
   }
 }

@@ -46,6 +46,66 @@ TEST_CASE("maxpool2d_f32 stride 2 with dilation") {
   CHECK(y == std::vector<float>{5, 4});
 }
 
+TEST_CASE("maxpool2d_f32 matches a checked loop over sizes, strides, pads, dilations and NaNs") {
+  // Reference: every tap checks its bounds; a NaN anywhere in the window wins.
+  auto ref = [](const Pool2dParams& p, const std::vector<float>& x) {
+    std::vector<float> y(p.N * p.C * p.OH * p.OW);
+    for (int64_t i = 0; i < p.N * p.C; ++i)
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          float m = -std::numeric_limits<float>::infinity();
+          bool nan = false;
+          for (int64_t kh = 0; kh < p.KH; ++kh)
+            for (int64_t kw = 0; kw < p.KW; ++kw) {
+              const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+              const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+              if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W) continue;
+              const float v = x[(i * p.H + ih) * p.W + iw];
+              nan = nan || std::isnan(v);
+              m = std::fmax(m, v);
+            }
+          y[(i * p.OH + oh) * p.OW + ow] = nan ? std::numeric_limits<float>::quiet_NaN() : m;
+        }
+    return y;
+  };
+  struct Case { int64_t H, W, KH, KW, sh, sw, pt, pl, pb, pr, dh, dw; };
+  const Case cases[] = {
+      {112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  // ResNet's stem
+      {13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},    // odd sizes
+      {9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},     // stride 1, same padding
+      {10, 10, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1},    // 2x2 stride 2
+      {8, 9, 3, 2, 2, 3, 0, 1, 2, 2, 1, 1},      // asymmetric pads and strides, ceil_mode-like overhang
+      {12, 13, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2},    // dilation
+      {7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},      // 5x5
+      {1, 19, 1, 4, 1, 3, 0, 1, 0, 3, 1, 1},     // 1-D as H = 1
+      {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1},      // every output touches padding
+      {2, 5000, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1},   // row too long for the buffer: the checked path
+  };
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    Pool2dParams p{};
+    p.N = 2; p.C = 3; p.H = c.H; p.W = c.W; p.KH = c.KH; p.KW = c.KW;
+    p.stride_h = c.sh; p.stride_w = c.sw; p.pad_top = c.pt; p.pad_left = c.pl; p.dil_h = c.dh; p.dil_w = c.dw;
+    p.OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
+    p.OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
+    auto x = kiln_test::random_floats(p.N * p.C * p.H * p.W, seed++);
+    x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+    x[x.size() - 1] = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> want = ref(p, x);
+    std::vector<float> got(want.size(), 7.f);
+    ThreadPool tp(2);
+    maxpool2d_f32(p, x.data(), got.data(), &tp);
+    INFO("H=" << c.H << " W=" << c.W << " K=" << c.KH << "x" << c.KW << " stride=" << c.sh << "," << c.sw);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(got[i]));
+      } else {
+        CHECK(got[i] == want[i]);
+      }
+    }
+  }
+}
+
 TEST_CASE("avgpool2d_f32 count_include_pad on and off") {
   // 2x2 input of ones; kernel 2, stride 1, pad 1 all round -> 3x3 output.
   std::vector<float> x = {1, 2, 3, 4};
