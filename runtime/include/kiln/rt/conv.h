@@ -21,14 +21,15 @@ struct Conv2dParams {
 size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept;
 
 // y = conv(x, w) + bias; bias is M floats or nullptr. Depthwise
-// (group == C == M) runs a direct loop; 1x1, stride 1, no padding multiplies
-// directly; everything else is im2col + gemm_f32 per image and group.
+// (group == C == M) runs a direct loop (3x3 on a zero-padded copy of each plane); 1x1,
+// stride 1, no padding multiplies directly; everything else is im2col + gemm_f32 per image
+// and group, the column matrix built in chunks of output columns that stay in L2.
 // y must not overlap x, w or scratch.
 void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y, float* scratch,
                 ThreadPool* pool) noexcept;
 
-// conv2d_f32, then `epilogue` on each output plane (N*M calls of OH*OW elements, after the
-// bias is added; a depthwise plane right after it is computed, while it is in cache).
+// conv2d_f32, then `epilogue` on blocks of the output after the bias is added (row segments
+// from the GEMM, whole planes or rows from depthwise), each right after it is computed.
 void conv2d_f32_epilogue(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                          float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept;
 

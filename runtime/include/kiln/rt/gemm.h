@@ -20,7 +20,7 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
               ThreadPool* pool) noexcept;
 
 // gemm_f32, then `epilogue` on C: called on row segments of C (offset i * ldc + j), each
-// right after its register tile is final, while it is still in cache.
+// right after its block of register tiles is final, while it is still in cache.
 void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                        int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                        const Epilogue& epilogue, ThreadPool* pool) noexcept;
