@@ -79,6 +79,19 @@ int64_t chunk_cols(int64_t kg, int64_t ohw) {
   return nb < ohw ? nb : ohw;
 }
 
+// Few output positions (ResNet's and MobileNet's 7 x 7 and 14 x 14 stages): the GEMM's
+// 16-wide register tiles along the positions waste most of a tile (49 columns run as 64),
+// so the product runs transposed instead, Y^T = col^T W^T, with the positions along the
+// 6-row side (49 as 54) and the output channels along the 16-wide one, into scratch; the
+// result is then transposed into y with the bias and epilogue. Only for one-chunk problems.
+bool use_transposed(const Conv2dParams& p) {
+  if (p.group <= 0 || is_depthwise(p) || p.OH <= 0 || p.OW <= 0) return false;
+  const int64_t kg = p.C / p.group * p.KH * p.KW, mg = p.M / p.group, ohw = p.OH * p.OW;
+  if (chunk_cols(kg, ohw) != ohw) return false;
+  auto up = [](int64_t v, int64_t m) { return static_cast<double>((v + m - 1) / m * m) / static_cast<double>(v); };
+  return up(ohw, 6) * up(mg, 16) * 1.05 < up(ohw, 16);
+}
+
 // One image and group of a GEMM-path convolution.
 struct ConvGemm {
   const Conv2dParams* p;
@@ -105,6 +118,57 @@ void run_chunk(const ConvGemm& a, int64_t k, ThreadPool* gemm_pool) {
   }
   // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
   gemm_f32_ex(a.mg, n, a.kg, 1.f, a.wa, b, 0.f, a.y + j0, a.ohw, a.bias, *a.epilogue, a.y0 + j0, gemm_pool);
+}
+
+struct TransposeArgs {
+  const ConvGemm* a;
+  const float* t;  // Y^T, ohw x mg
+};
+
+// use_transposed's path for every image and group: Y^T = col^T W^T into scratch (after the
+// column matrix, if any), then y = (Y^T)^T + bias, the epilogue on each output row.
+void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed, const float* bias, float* y,
+                     ThreadPool* pool) {
+  const Conv2dParams& p = *ga.p;
+  const int64_t cg = p.C / p.group;
+  float* col = ga.scratch;
+  float* t = ga.scratch + (ga.pointwise ? 0 : ga.kg * ga.ohw);
+  for (int64_t n = 0; n < p.N; ++n) {
+    for (int64_t g = 0; g < p.group; ++g) {
+      ga.xg = x + (n * p.C + g * cg) * p.H * p.W;
+      ga.y0 = (n * p.M + g * ga.mg) * ga.ohw;
+      ga.y = y + ga.y0;
+      ga.bias = bias ? bias + g * ga.mg : nullptr;
+      const float* a = ga.xg;
+      if (!ga.pointwise) {
+        im2col_cols(p, ga.xg, col, 0, ga.ohw);
+        a = col;
+      }
+      const GemmOperand wb = w_packed ? GemmOperand{w + g * static_cast<int64_t>(gemm_f32_packed_b_floats(ga.kg, ga.mg)),
+                                                    0, false, true}
+                                      : GemmOperand{w + g * ga.mg * ga.kg, ga.kg, true, false};
+      gemm_f32_ex(ga.ohw, ga.mg, ga.kg, 1.f, GemmOperand{a, ga.ohw, true, false}, wb, 0.f, t, ga.mg, nullptr,
+                  Epilogue{}, 0, pool);
+      TransposeArgs ta{&ga, t};
+      // In blocks of 16 channels: each row of Y^T gives a contiguous run of 16 to scatter.
+      constexpr int64_t kBlock = 16;
+      parallel_for(pool, (ga.mg + kBlock - 1) / kBlock, [q = &ta](int64_t b0, int64_t b1) {
+        const ConvGemm& c = *q->a;
+        for (int64_t m0 = b0 * kBlock; m0 < b1 * kBlock && m0 < c.mg; m0 += kBlock) {
+          const int64_t mb = c.mg - m0 < kBlock ? c.mg - m0 : kBlock;
+          float bv[kBlock];
+          for (int64_t i = 0; i < mb; ++i) bv[i] = c.bias ? c.bias[m0 + i] : 0.f;
+          for (int64_t j = 0; j < c.ohw; ++j) {
+            const float* tr = q->t + j * c.mg + m0;
+            for (int64_t i = 0; i < mb; ++i) c.y[(m0 + i) * c.ohw + j] = tr[i] + bv[i];
+          }
+          if (c.epilogue->fn)
+            for (int64_t i = 0; i < mb; ++i)
+              c.epilogue->fn(c.epilogue->ctx, c.y + (m0 + i) * c.ohw, c.y0 + (m0 + i) * c.ohw, c.ohw);
+        }
+      });
+    }
+  }
 }
 
 // One output plane of a depthwise convolution (channel c of image n). Row by row: each output
@@ -299,6 +363,10 @@ struct ConvArgs {
 }  // namespace
 
 size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
+  if (use_transposed(p)) {  // the column matrix (unless 1x1), then Y^T
+    const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW;
+    return static_cast<size_t>((is_pointwise(p) ? 0 : kg * ohw) + ohw * (p.M / p.group));
+  }
   if (p.group <= 0 || is_depthwise(p) || is_pointwise(p) || p.OH <= 0 || p.OW <= 0) return 0;
   const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW, nb = chunk_cols(kg, ohw);
   return static_cast<size_t>(kg * nb * ((ohw + nb - 1) / nb));  // every chunk its own part
@@ -311,12 +379,20 @@ void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const flo
 
 size_t conv2d_packed_weight_floats(const Conv2dParams& p) noexcept {
   if (p.group <= 0 || is_depthwise(p)) return 0;
-  return static_cast<size_t>(p.group) * gemm_f32_packed_a_floats(p.M / p.group, p.C / p.group * p.KH * p.KW);
+  const int64_t mg = p.M / p.group, kg = p.C / p.group * p.KH * p.KW;
+  // Transposed, the weights are the GEMM's B operand (W^T, kg x mg).
+  return static_cast<size_t>(p.group) *
+         (use_transposed(p) ? gemm_f32_packed_b_floats(kg, mg) : gemm_f32_packed_a_floats(mg, kg));
 }
 
 void conv2d_pack_weights(const Conv2dParams& p, const float* w, float* packed) noexcept {
   if (p.group <= 0 || is_depthwise(p)) return;
   const int64_t mg = p.M / p.group, kg = p.C / p.group * p.KH * p.KW;
+  if (use_transposed(p)) {
+    const size_t per_group = gemm_f32_packed_b_floats(kg, mg);
+    for (int64_t g = 0; g < p.group; ++g) gemm_f32_pack_b(true, kg, mg, w + g * mg * kg, kg, packed + g * per_group);
+    return;
+  }
   const size_t per_group = gemm_f32_packed_a_floats(mg, kg);
   for (int64_t g = 0; g < p.group; ++g) gemm_f32_pack_a(false, mg, kg, w + g * mg * kg, kg, packed + g * per_group);
 }
@@ -363,6 +439,10 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
   const int64_t cg = p.C / p.group, mg = p.M / p.group, kg = cg * p.KH * p.KW;
   const int64_t nb = chunk_cols(kg, ohw), chunks = (ohw + nb - 1) / nb;
   ConvGemm ga{&p, nullptr, {}, nullptr, nullptr, 0, scratch, &epilogue, mg, kg, nb, ohw, is_pointwise(p)};
+  if (use_transposed(p)) {
+    conv_transposed(ga, x, w, w_packed, bias, y, pool);
+    return;
+  }
   const int threads = pool ? pool->size() : 1;
   for (int64_t n = 0; n < p.N; ++n) {
     for (int64_t g = 0; g < p.group; ++g) {

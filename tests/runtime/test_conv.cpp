@@ -81,6 +81,12 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
       make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),   // chunks that end mid-row, stride 2
       make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),   // 1x1 in chunks, a short last one
       make(2, 6, 13, 17, 12, 5, 3, 2, 1, 2, 0, 1, 2, 1, 2, 3),   // grouped, strided, dilated, odd
+      // few output positions: the transposed GEMM (3x3, stride 2, 1x1, grouped, 14x14)
+      make(1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 16, 14, 14, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(2, 40, 7, 7, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
+      make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),
+      make(1, 24, 14, 14, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
       // depthwise 3x3 (the row kernel): strides 1 and 2, pads 0..2, odd sizes, tiny planes
       make(2, 3, 11, 13, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3),
       make(1, 4, 12, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4),
@@ -119,6 +125,7 @@ TEST_CASE("conv2d_f32_epilogue sees every output once, at its offset, after the 
       make(1, 4, 9, 9, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4),     // depthwise, general
       make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // GEMM in chunks
       make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // 1x1 in chunks
+      make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),     // transposed GEMM, grouped
   };
   ThreadPool pool(2);
   uint32_t seed = 300;
@@ -140,8 +147,40 @@ TEST_CASE("conv2d_f32_epilogue sees every output once, at its offset, after the 
   }
 }
 
+TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the reference") {
+  const Conv2dParams cases[] = {
+      make(1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // transposed GEMM
+      make(2, 40, 7, 7, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // transposed, 1x1
+      make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),     // transposed, grouped
+      make(1, 4, 10, 11, 6, 3, 2, 2, 1, 2, 0, 1, 3, 1, 1, 2),    // plain GEMM, grouped
+      make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // plain GEMM in chunks
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 500;
+  for (const auto& p : cases) {
+    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
+    const auto b = random_floats(p.M, seed + 2);
+    std::vector<float> r(p.N * p.M * p.OH * p.OW);
+    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    std::vector<float> packed(conv2d_packed_weight_floats(p));
+    REQUIRE(!packed.empty());
+    conv2d_pack_weights(p, w.data(), packed.data());
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+      conv2d_f32_prepacked(p, x.data(), packed.data(), true, b.data(), y.data(),
+                           scratch.empty() ? nullptr : scratch.data(), Epilogue{}, tp);
+      INFO("C=" << p.C << " H=" << p.H << " M=" << p.M << " K=" << p.KH << " group=" << p.group);
+      CHECK(max_rel_diff(y, r) < 1e-4);
+    }
+    seed += 3;
+  }
+}
+
 TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
-  CHECK(conv2d_scratch_floats(make(1, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
+  CHECK(conv2d_scratch_floats(make(1, 8, 8, 8, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
+  // 30 positions run transposed (as 30 rows, not 32 columns): scratch holds Y^T.
+  CHECK(conv2d_scratch_floats(make(1, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 30 * 16);
   CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64);
 }
