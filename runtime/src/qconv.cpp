@@ -41,10 +41,11 @@ void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
 }
 
 // rows[r * K + col]: pixel r = oh * OW + ow, col = (c * KH + kh) * KW + kw of image n, group g.
+// Output rows [oh0, oh1) only (threads take disjoint ranges).
 void im2row(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g, unsigned char pad,
-            unsigned char* rows) {
+            unsigned char* rows, int64_t oh0, int64_t oh1) {
   const int64_t cg = p.C / p.group, K = patch_len(p);
-  for (int64_t oh = 0; oh < p.OH; ++oh)
+  for (int64_t oh = oh0; oh < oh1; ++oh)
     for (int64_t c = 0; c < cg; ++c) {
       const unsigned char* plane = x + ((n * p.C + g * cg + c) * p.H) * p.W;
       for (int64_t kh = 0; kh < p.KH; ++kh) {
@@ -160,7 +161,9 @@ void qconv2d(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
   auto column = [mg](const auto* a, int64_t count, int64_t g) { return a && count > 1 ? a + g * mg : a; };
   for (int64_t n = 0; n < p.N; ++n)
     for (int64_t g = 0; g < p.group; ++g) {
-      im2row(p, static_cast<const unsigned char*>(x.data), n, g, pad, scratch);
+      parallel_for(pool, p.OH, [&](int64_t oh0, int64_t oh1) {
+        im2row(p, static_cast<const unsigned char*>(x.data), n, g, pad, scratch, oh0, oh1);
+      });
       QGemmOutput o = out;
       o.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>((n * p.M + g * mg) * plane) * elem;
       o.row_stride = 1;

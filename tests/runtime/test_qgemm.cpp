@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -213,6 +214,10 @@ TEST_CASE("qconv2d int32 matches conv2d_integer: padding, stride, dilation, grou
     QGemmOutput out;
     out.y = got.data();
     qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), wz.data(), p.M, out, scratch.data(), nullptr);
+    CHECK(got == want);
+    ThreadPool pool(2);
+    std::fill(got.begin(), got.end(), -1);
+    qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), wz.data(), p.M, out, scratch.data(), &pool);
     CHECK(got == want);
   }
 }
