@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "ir/ops/op_helpers.h"
+#include "kiln/rt/erf.h"
 #include "kiln/rt/scalar_ops.h"
 
 namespace kiln::ir::elementwise {

@@ -8,6 +8,7 @@
 #include "kiln/rt/dft.h"
 #include "kiln/rt/dtype.h"
 #include "kiln/rt/elementwise.h"
+#include "kiln/rt/erf.h"
 #include "kiln/rt/epilogue.h"
 #include "kiln/rt/exe_main.h"
 #include "kiln/rt/gemm.h"
