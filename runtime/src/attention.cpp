@@ -21,38 +21,73 @@ constexpr int64_t kRows = 64;
 constexpr int64_t kKeys = 512;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// exp(x) for a row, written so that compilers vectorize it (Cephes' expf: x = n ln 2 + r with
-// |r| <= ln 2 / 2, a degree-7 polynomial for e^r, 2^n from the exponent bits; within 2 ulp).
-// Inputs below -87.3 (masked keys at -inf included) give exactly 0. Returns the row's sum.
+// exp(x - shift) of one element (Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, a degree-7
+// polynomial for e^r, 2^n from the exponent bits; within 2 ulp). Inputs below -87.3 (masked
+// keys at -inf included) give exactly 0.
+constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+constexpr float kExpLow = -87.3f;
+constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+float exp_one(float x0) {
+  const float x = x0 < kExpLow ? kExpLow : x0;
+  const float fx = x * kLog2e + 0.5f;
+  int32_t i = static_cast<int32_t>(fx);
+  i -= static_cast<float>(i) > fx ? 1 : 0;  // floor
+  const float fi = static_cast<float>(i);
+  const float r = x - fi * kLn2Hi - fi * kLn2Lo;
+  float p = kExpPoly[0];
+  for (int c = 1; c < 6; ++c) p = p * r + kExpPoly[c];
+  const float e = p * r * r + r + 1.f;
+  const int32_t bits = (i + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x0 < kExpLow ? 0.f : e * scale;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+// Eight lanes at a time with the vector extensions: GCC does not vectorize exp_one's loop (it
+// reads the selects and the exponent bits as control flow). Written out in the loops below,
+// not as functions: a function taking or returning a vector changes ABI with the ISA flags.
+typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int32_t vi8 __attribute__((vector_size(8 * sizeof(int32_t))));
+#define KILN_SELECT8(mask, a, b) \
+  reinterpret_cast<vf8>(((mask) & reinterpret_cast<vi8>(a)) | (~(mask) & reinterpret_cast<vi8>(b)))
+#endif
+
+// row[t] = exp(row[t] - shift) for a row; returns the row's sum.
 float exp_row(float* row, int64_t n, float shift) {
-  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  constexpr float kLow = -87.3f;
-  for (int64_t t = 0; t < n; ++t) {
-    const float x0 = row[t] - shift;
-    const float x = x0 < kLow ? kLow : x0;
-    const float fx = x * kLog2e + 0.5f;
-    int32_t i = static_cast<int32_t>(fx);
-    i -= static_cast<float>(i) > fx ? 1 : 0;  // floor
-    const float fi = static_cast<float>(i);
-    const float r = x - fi * kLn2Hi - fi * kLn2Lo;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const float e = p * r * r + r + 1.f;
-    const int32_t bits = (i + 127) << 23;
-    float scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    row[t] = x0 < kLow ? 0.f : e * scale;
-  }
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t t = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  vf8 sum8 = {};
+  const vf8 low = vf8{} + kExpLow, zero = {};
+  for (; t + 8 <= n; t += 8) {
+    // The steps of exp_one.
+    vf8 x0;
+    std::memcpy(&x0, row + t, sizeof x0);
+    x0 -= shift;
+    const vi8 under = x0 < low;
+    const vf8 x = KILN_SELECT8(under, low, x0);
+    const vf8 fx = x * kLog2e + 0.5f;
+    vi8 i = __builtin_convertvector(fx, vi8);
+    i += __builtin_convertvector(i, vf8) > fx;  // floor: a true lane is -1
+    const vf8 fi = __builtin_convertvector(i, vf8);
+    const vf8 r = x - fi * kLn2Hi - fi * kLn2Lo;
+    vf8 p = vf8{} + kExpPoly[0];
+    for (int c = 1; c < 6; ++c) p = p * r + kExpPoly[c];
+    const vf8 scale = reinterpret_cast<vf8>((i + 127) << 23);
+    const vf8 e = KILN_SELECT8(under, zero, (p * r * r + r + 1.f) * scale);
+    std::memcpy(row + t, &e, sizeof e);
+    sum8 += e;
+  }
+  std::memcpy(acc, &sum8, sizeof acc);
+#else
   for (; t + 8 <= n; t += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += row[t + j];
+    for (int j = 0; j < 8; ++j) acc[j] += row[t + j] = exp_one(row[t + j] - shift);
+#endif
   float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; t < n; ++t) sum += row[t];
+  for (; t < n; ++t) sum += row[t] = exp_one(row[t] - shift);
   return sum;
 }
 
@@ -60,8 +95,18 @@ float exp_row(float* row, int64_t n, float shift) {
 float max_row(const float* row, int64_t n) {
   float acc[8] = {kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf};
   int64_t t = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  vf8 max8 = vf8{} + kNegInf;
+  for (; t + 8 <= n; t += 8) {
+    vf8 v;
+    std::memcpy(&v, row + t, sizeof v);
+    max8 = KILN_SELECT8(v > max8, v, max8);
+  }
+  std::memcpy(acc, &max8, sizeof acc);
+#else
   for (; t + 8 <= n; t += 8)
     for (int j = 0; j < 8; ++j) acc[j] = row[t + j] > acc[j] ? row[t + j] : acc[j];
+#endif
   float max = kNegInf;
   for (int j = 0; j < 8; ++j) max = acc[j] > max ? acc[j] : max;
   for (; t < n; ++t) max = row[t] > max ? row[t] : max;
@@ -97,6 +142,16 @@ float bias_row(const AttentionParams& p, const Block& blk, int64_t i, int64_t j0
     return max_row(row, n);
   }
   const AttentionMask& mk = p.mask;
+  if (mk.bias && mk.stride[3] == 1 && j0 + n <= mk.keys && !mk.allow && !mk.causal && !mk.nonpad_kv_seqlen &&
+      !(p.softcap > 0.f) && !p.scores) {
+    // Only an additive bias contiguous along the keys (a padding mask): one vector loop. A
+    // row whose maximum is -inf ends as zeros whatever `seen` says, so the maximum decides it.
+    const float* bias = mk.bias + blk.b * mk.stride[0] + blk.h * mk.stride[1] + i * mk.stride[2] + j0;
+    for (int64_t t = 0; t < n; ++t) row[t] += bias[t];
+    const float max = max_row(row, n);
+    if (max != kNegInf) seen = 1;
+    return max;
+  }
   float* copy = p.scores ? p.scores + ((blk.b * p.q_heads + blk.h) * p.q_len + i) * p.kv_len + j0 : nullptr;
   const int64_t valid = mk.nonpad_kv_seqlen ? mk.nonpad_kv_seqlen[blk.b] : p.kv_len;
   const int64_t offset = mk.nonpad_kv_seqlen ? valid - p.q_len : mk.causal_offset;

@@ -160,6 +160,47 @@ TEST_CASE("attention_f32 matches plain loops across row blocks, key chunks, GQA 
   }
 }
 
+TEST_CASE("attention_f32 with a padding mask matches plain loops, vector tails and key chunks included") {
+  // BERT's additive mask, one bias per key broadcast over heads and queries, -inf on padded
+  // keys; 37 keys (vector loops of 8 and a tail of 5) and 700 (two key chunks), packed layouts.
+  for (int64_t keys : {37, 700}) {
+    AttentionParams p;
+    p.batch = 2;
+    p.q_heads = p.kv_heads = 3;
+    p.q_len = 9;
+    p.kv_len = keys;
+    p.head_dim = p.v_head_dim = 16;
+    p.q = p.y = attention_layout_bshd(3, 9, 16);
+    p.k = p.v = attention_layout_bshd(3, keys, 16);
+    p.scale = 0.25f;
+    std::vector<float> key_bias = random(static_cast<size_t>(keys), 4);
+    for (int64_t j = keys - 6; j < keys; ++j) key_bias[j] = -std::numeric_limits<float>::infinity();
+    p.mask.bias = key_bias.data();
+    p.mask.keys = keys;
+    p.mask.stride[3] = 1;
+    std::vector<float> bias;
+    for (int64_t i = 0; i < p.q_len; ++i) bias.insert(bias.end(), key_bias.begin(), key_bias.end());
+    const std::vector<float> q = random(2 * 9 * 3 * 16, 5), k = random(2 * keys * 3 * 16, 6),
+                             v = random(2 * keys * 3 * 16, 7);
+    const std::vector<float> want = naive(p, q, k, v, bias);
+    ThreadPool pool(2);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(want.size());
+      REQUIRE(attention_f32(p, q.data(), k.data(), v.data(), y.data(), tp));
+      for (size_t i = 0; i < y.size(); ++i) {
+        INFO("keys " << keys << ", element " << i);
+        CHECK(y[i] == doctest::Approx(want[i]).epsilon(1e-4));
+      }
+    }
+    // Every key masked: zeros.
+    std::vector<float> all_masked(static_cast<size_t>(keys), -std::numeric_limits<float>::infinity());
+    p.mask.bias = all_masked.data();
+    std::vector<float> y(want.size(), 1.f);
+    REQUIRE(attention_f32(p, q.data(), k.data(), v.data(), y.data(), nullptr));
+    CHECK(y == std::vector<float>(want.size(), 0.f));
+  }
+}
+
 TEST_CASE("attention_concat_kv_f32 appends the new keys after the past") {
   // One batch, two heads, past 1, new 1, dim 2; new keys packed [B, S, H * D].
   const std::vector<float> past = {1, 2, 3, 4}, cur = {5, 6, 7, 8};
