@@ -171,6 +171,29 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* 
     }
   }
 }
+
+// The first R < kMR rows of a tile (the bottom edge of C, M not a multiple of kMR) into
+// acc (kNR floats a row), without the FMAs of the missing rows: BERT's M = 128 leaves 2 rows,
+// for which the whole tile did three times the work.
+template <int R>
+__attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* __restrict a,
+                                                       const float* __restrict b, float* __restrict acc) {
+  vec8 c[R][2] = {};
+  for (int64_t k = 0; k < kc; ++k) {
+    vec8 b0, b1;
+    std::memcpy(&b0, b, sizeof b0);
+    std::memcpy(&b1, b + 8, sizeof b1);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const float av = a[i];
+      c[i][0] += av * b0;
+      c[i][1] += av * b1;
+    }
+    a += kMR;
+    b += kNR;
+  }
+  std::memcpy(acc, c, sizeof c);
+}
 #endif
 
 #if KILN_GEMM_DISPATCH
@@ -181,6 +204,21 @@ __attribute__((target("avx2,fma"))) void kernel_avx2_fma(int64_t kc, const float
 #elif defined(__GNUC__) || defined(__clang__)
 void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc) {
   vector_tile(kc, a, b, alpha, beta, c, ldc);
+}
+#endif
+
+// acc = the first R rows of a tile (alpha 1, beta 0); nullptr: the whole-tile kernel does it.
+using EdgeFn = void (*)(int64_t kc, const float* a, const float* b, float* acc);
+
+#if KILN_GEMM_DISPATCH
+template <int R>
+__attribute__((target("avx2,fma"))) void edge_avx2_fma(int64_t kc, const float* a, const float* b, float* acc) {
+  vector_edge<R>(kc, a, b, acc);
+}
+#elif defined(__GNUC__) || defined(__clang__)
+template <int R>
+void edge_vector(int64_t kc, const float* a, const float* b, float* acc) {
+  vector_edge<R>(kc, a, b, acc);
 }
 #endif
 
@@ -217,6 +255,26 @@ KernelFn choose_kernel() {
 KernelFn tile_kernel() {
   static const KernelFn fn = choose_kernel();
   return fn;
+}
+
+struct EdgeKernels {
+  EdgeFn rows[kMR] = {};  // rows[r]: the first r rows; rows[0] unused
+};
+
+EdgeKernels choose_edge_kernels() {
+  EdgeKernels e;
+#if KILN_GEMM_DISPATCH
+  if (tile_kernel() == kernel_avx2_fma)
+    e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>}};
+#elif defined(__GNUC__) || defined(__clang__)
+  e = {{nullptr, edge_vector<1>, edge_vector<2>, edge_vector<3>, edge_vector<4>, edge_vector<5>}};
+#endif
+  return e;
+}
+
+const EdgeKernels& edge_kernels() {
+  static const EdgeKernels e = choose_edge_kernels();
+  return e;
 }
 
 // C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read).
@@ -370,6 +428,7 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
   }
   alignas(64) float acc[kMR * kNR];
   const KernelFn kernel = tile_kernel();
+  const EdgeKernels& edge = edge_kernels();
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = N - jc < kNC ? N - jc : kNC;
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -402,7 +461,10 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
             if (mr == kMR && nr == kNR) {
               kernel(kc, ap, bp, alpha, beta_k, ctile, ldc);
             } else {
-              kernel(kc, ap, bp, 1.f, 0.f, acc, kNR);
+              if (mr < kMR && edge.rows[mr])
+                edge.rows[mr](kc, ap, bp, acc);
+              else
+                kernel(kc, ap, bp, 1.f, 0.f, acc, kNR);
               store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc);
             }
           }
