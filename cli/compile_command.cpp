@@ -153,7 +153,9 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
     exe = work / model.name;
   }
   PhaseTimer quiet(false);
-  std::unique_ptr<ir::Graph> fp32_graph = load_model(args.model, load, quiet);
+  LoadOptions fp32_load = load;
+  fp32_load.precision = passes::Precision::FP32;
+  std::unique_ptr<ir::Graph> fp32_graph = load_model(args.model, fp32_load, quiet);
   codegen::cpp::CppOptions fp32_options = options;
   fp32_options.precision = passes::Precision::FP32;
   fp32_options.external_weights = false;
@@ -187,6 +189,7 @@ int run_compile(const CompileArgs& args) {
   load.dims = parse_dims(args.dims);
   load.pipeline = args.pipeline;
   load.limits = args.limits;
+  load.precision = args.precision.precision;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
   if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
 

@@ -1,5 +1,6 @@
 #include "cli/model_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -54,6 +55,11 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     std::vector<std::string> pipeline =
         options.optimize ? passes::pipeline_for_level(options.pipeline.opt_level) : std::vector<std::string>{"infer_shapes"};
+    if (options.precision == passes::Precision::Int8Dynamic) {
+      auto fusion = std::find(pipeline.begin(), pipeline.end(), "fuse_matmul_add");  // the MatMuls as written
+      // CSE: MatMuls reading the same input (attention's q, k, v) share one DynamicQuantizeLinear
+      pipeline.insert(fusion, {"quantize_dynamic", "eliminate_common_subexpressions"});
+    }
     passes::PipelineOptions pipeline_options = options.pipeline;
     pipeline_options.time = timer.verbose();
     pipeline_options.stats = timer.verbose();

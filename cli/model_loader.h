@@ -10,6 +10,7 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
 #include "passes/pass_manager.h"
+#include "passes/precision.h"
 
 namespace kiln::cli {
 
@@ -18,6 +19,8 @@ struct LoadOptions {
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
+  // int8-dynamic adds the pass quantize_dynamic before the fusion passes (docs/quantization.md)
+  passes::Precision precision = passes::Precision::FP32;
 };
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.

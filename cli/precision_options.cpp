@@ -18,7 +18,7 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
            o->precision = *p;
          },
          "fp32 (default); fp16 or bf16: float weights stored in half precision (half the size), computed in "
-         "fp32; int8, int8-dynamic: quantized")
+         "fp32; int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: not yet")
       ->type_name("PRECISION");
   cmd->add_option("--calibration", options.calibration_dir,
                   "sample inputs for the precision report (and int8 calibration): one sub-directory per sample "
@@ -40,10 +40,10 @@ void check_precision_options(const PrecisionOptions& options) {
     case passes::Precision::FP32:
     case passes::Precision::FP16:
     case passes::Precision::BF16:
+    case passes::Precision::Int8Dynamic:
       return;
     case passes::Precision::Int8:
-    case passes::Precision::Int8Dynamic:
-      fail("--precision {}: not yet supported (fp32, fp16 and bf16 are)", passes::precision_name(options.precision));
+      fail("--precision {}: not yet supported (fp32, fp16, bf16 and int8-dynamic are)", passes::precision_name(options.precision));
   }
 }
 

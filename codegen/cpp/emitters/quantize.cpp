@@ -164,12 +164,17 @@ bool fast_conv(const ir::Node& n, size_t w) {
          constant_or_absent(n, 5) && constant_or_absent(n, 7) && constant_or_absent(n, 8);
 }
 
+// A per-tensor zero point: absent or one element, constant or computed (DynamicQuantizeLinear's).
+bool one_or_absent(const ir::Node& n, size_t i) {
+  return !n.has_input(i) || (n.input(i)->shape().is_static() && n.input(i)->shape().numel() == 1);
+}
+
 // MatMul: B 2-D and constant (A's batch folds into its rows), and for QLinearMatMul every
-// scale and zero point constant.
+// scale and zero point constant (MatMulInteger's A zero point may be computed per run).
 bool fast_matmul(const ir::Node& n, size_t b) {
   if (!n.input(b)->is_constant() || n.input(b)->shape().rank() != 2 || !n.input(0)->shape().is_static())
     return false;
-  if (b == 1) return constant_or_absent(n, 2) && constant_or_absent(n, 3);
+  if (b == 1) return one_or_absent(n, 2) && constant_or_absent(n, 3);
   return constant_f32(n, 1) && constant_f32(n, 4) && constant_f32(n, 6) && constant_or_absent(n, 2) &&
          constant_or_absent(n, 5) && constant_or_absent(n, 7);
 }
@@ -240,9 +245,10 @@ void emit_fast_matmul(EmitContext& ctx, const ir::Node& n, size_t b) {
   }
   emit_output(ctx, n, "", scale, 1, qlinear ? constant_zero_point(n, 7) : 0);
   ctx.line(fmt::format("qout.row_stride = {};", N));
+  const std::string az = !n.has_input(2) || n.input(2)->is_constant() ? std::to_string(constant_zero_point(n, 2))
+                                                                       : zero_point_value(ctx, n, 2);
   ctx.line(fmt::format("kiln::rt::qgemm({}, {}, {}, kiln::rt::QGemmA{{{}, {}, {}, {}}}, {}, {}, {}, qout, pool);", rows,
-                       N, K, ctx.in(n, 0), K, is_signed_8bit(n.input(0)), constant_zero_point(n, 2), packed, bz,
-                       bz_count));
+                       N, K, ctx.in(n, 0), K, is_signed_8bit(n.input(0)), az, packed, bz, bz_count));
 }
 
 bool packs_conv_integer(const ir::Node& n, size_t i) { return i == 1 && fast_conv(n, 1); }
