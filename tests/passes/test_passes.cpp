@@ -109,6 +109,7 @@ TEST_CASE("fuse_matmul_add") { run_file("fuse_matmul_add"); }
 TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
 TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
 TEST_CASE("fuse_qdq") { run_file("fuse_qdq"); }
+TEST_CASE("quantize_dynamic") { run_file("quantize_dynamic"); }
 
 TEST_CASE("every pass in passes.def has a tests/passes/<pass>.ir file") {
   for (const kiln::passes::PassInfo& p : kiln::passes::all_passes()) {
