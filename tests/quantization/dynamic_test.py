@@ -23,7 +23,6 @@ emulated in numpy (exact integer products, the scales in f32) within float round
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -31,6 +30,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
+from kiln_exe import compile_model, run_exe, run_kiln
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 failures = []
@@ -56,26 +56,8 @@ def ort_dynamic(model_path):
     return out
 
 
-def kiln(*args):
-    p = subprocess.run([KILN, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: kiln {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
-    return p
-
-
-def compile_model(model_path, out, precision, *extra):
-    kiln("compile", model_path, "-o", out, "--name", "model", "--emit", "exe", "--weights", "external",
-         "--precision", precision, *extra)
-    return os.path.getsize(os.path.join(out, "model.weights"))
-
-
-def run_exe(out, inputs, names):
-    files = []
-    for k, x in enumerate(inputs):
-        files.append(os.path.join(out, f"in_{k}.npy"))
-        np.save(files[-1], x)
-    subprocess.run([os.path.join(out, "model"), "-o", os.path.join(out, "result"), *files], check=True)
-    return {n: np.load(os.path.join(out, "result", n + ".npy")) for n in names}
+def kiln(*args, expect_ok=True):
+    return run_kiln(KILN, *args, expect_ok=expect_ok)
 
 
 def step(x):
@@ -134,7 +116,7 @@ def test_layers():
     ort_q = ort_run(ort_dynamic(path), feeds)
     sizes = {}
     for p in ("fp32", "int8-dynamic"):
-        sizes[p] = compile_model(path, os.path.join(WORK, f"layers_{p}"), p)
+        sizes[p] = compile_model(KILN, path, os.path.join(WORK, f"layers_{p}"), p)
     got = run_exe(os.path.join(WORK, "layers_int8-dynamic"), [x, x2], ["y", "g"])
     # The Relu can only shrink the difference; the bias adds no error.
     for name, inp, weight in (("y", x, w), ("g", x2, g_weight)):
@@ -171,7 +153,7 @@ def test_transformer():
     dyn = os.path.join(WORK, "transformer.onnx")
     onnx.save(onnx.load(path), dyn)
     ort_q = ort_run(ort_dynamic(dyn), feeds)[name]
-    sizes = {p: compile_model(path, os.path.join(WORK, f"transformer_{p}"), p) for p in ("fp32", "int8-dynamic")}
+    sizes = {p: compile_model(KILN, path, os.path.join(WORK, f"transformer_{p}"), p) for p in ("fp32", "int8-dynamic")}
     got = run_exe(os.path.join(WORK, "transformer_int8-dynamic"), inputs, [name])[name]
     ref = fp32[name]
     err, ort_err = float(np.abs(got - ref).max()), float(np.abs(ort_q - ref).max())

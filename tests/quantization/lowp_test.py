@@ -21,13 +21,13 @@ Expected precision. kiln rounds each float weight of 16 elements or more to the 
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+from kiln_exe import compile_model, run_exe, run_kiln
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DIGITS = os.path.join(REPO, "models", "digits")
@@ -71,25 +71,7 @@ def ort_run(model, feeds):
 
 
 def kiln(*args, expect_ok=True):
-    p = subprocess.run([KILN, *args], capture_output=True, text=True)
-    if expect_ok and p.returncode != 0:
-        sys.exit(f"FAIL: kiln {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
-    return p
-
-
-def compile_model(model_path, out, precision, *extra):
-    kiln("compile", model_path, "-o", out, "--name", "model", "--emit", "exe", "--weights", "external",
-         "--precision", precision, *extra)
-    return os.path.getsize(os.path.join(out, "model.weights"))
-
-
-def run_exe(out, inputs, names):
-    files = []
-    for k, x in enumerate(inputs):
-        files.append(os.path.join(out, f"in_{k}.npy"))
-        np.save(files[-1], x)
-    subprocess.run([os.path.join(out, "model"), "-o", os.path.join(out, "result"), *files], check=True)
-    return {n: np.load(os.path.join(out, "result", n + ".npy")) for n in names}
+    return run_kiln(KILN, *args, expect_ok=expect_ok)
 
 
 def within(a, b, bound):
@@ -133,7 +115,7 @@ def test_matmul_conv():
     sizes = {}
     for p in ("fp32", "fp16", "bf16"):
         out = os.path.join(WORK, f"matmul_conv_{p}")
-        sizes[p] = compile_model(path, out, p)
+        sizes[p] = compile_model(KILN, path, out, p)
         got = run_exe(out, [feeds["x"], feeds["img"]], ["y", "z"])
         if p == "fp32":
             for n in ("y", "z"):
@@ -160,7 +142,7 @@ def test_digits():
     sizes = {}
     for p in ("fp32", "fp16", "bf16"):
         out = os.path.join(WORK, f"digits_{p}")
-        sizes[p] = compile_model(os.path.join(DIGITS, "model.onnx"), out, p, "--dim", f"batch={len(x)}")
+        sizes[p] = compile_model(KILN, os.path.join(DIGITS, "model.onnx"), out, p, "--dim", f"batch={len(x)}")
         got = run_exe(out, [x], ["logits"])["logits"]
         accuracy[p] = float((got.argmax(1) == labels).mean())
         reference = fp32 if p == "fp32" else ort_run(with_weights(model, lambda w: round_to(p, w)), {"image": x})["logits"]
