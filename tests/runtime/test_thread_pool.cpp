@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -85,4 +86,29 @@ TEST_CASE("thread pool used from two threads at once stays correct") {
   t2.join();
   CHECK(a.load() == 200 * 50);
   CHECK(b.load() == 200 * 50);
+}
+
+TEST_CASE("thread pool workers take jobs both while polling and after falling asleep") {
+  // Back-to-back loops reach polling workers; the pauses (longer than the poll budget) make
+  // the workers sleep, so the next loop has to wake them. Every loop must still see each
+  // index once, whichever way its workers arrived.
+  ThreadPool pool(3);
+  for (int rep = 0; rep < 40; ++rep) {
+    if (rep % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::atomic<int>> hits(64);
+    pool.parallel_for(64, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+}
+
+TEST_CASE("thread pool destroyed while its workers sleep or poll") {
+  for (int wait_ms : {0, 5}) {
+    ThreadPool pool(4);
+    std::atomic<int64_t> total{0};
+    pool.parallel_for(8, [&](int64_t b, int64_t e) { total += e - b; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    CHECK(total.load() == 8);
+  }
 }

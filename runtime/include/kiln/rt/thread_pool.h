@@ -40,16 +40,19 @@ class ThreadPool {
     std::atomic<int64_t> next{0};
   };
   static void run_chunks(Job& job) noexcept;
+  bool wait_for_job(uint64_t seen) noexcept;
   void worker_loop() noexcept;
 
+  // Workers poll generation_ for a while after each job, then sleep on wake_ (counted in
+  // sleepers_ so that parallel_for only takes mu_ to wake someone when somebody sleeps).
   std::vector<std::thread> workers_;
   std::mutex mu_;
-  std::condition_variable wake_;  // workers wait for a job or stop
-  std::condition_variable idle_;  // the caller waits for busy_ == 0
-  Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int busy_ = 0;
-  bool stop_ = false;
+  std::condition_variable wake_;
+  std::atomic<Job*> job_{nullptr};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> busy_{0};      // workers between announcing themselves and leaving a job
+  std::atomic<int> sleepers_{0};  // workers waiting on wake_
+  std::atomic<bool> stop_{false};
   std::atomic<bool> in_use_{false};
 };
 
