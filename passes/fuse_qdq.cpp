@@ -9,8 +9,10 @@
 //
 // Weights per tensor or per output channel (axis 0 of a Conv's weights); activations per
 // tensor. A Relu between the op and its QuantizeLinear goes when the output zero point is the
-// type's lowest value (the quantization then clamps exactly as Relu would). It runs before
-// fold_constants, which would otherwise turn the weights' DequantizeLinear into f32 constants.
+// type's lowest value (the quantization then clamps exactly as Relu would), and so does a Clip
+// from 0 (ReLU6) when the quantization's largest value is also within its upper bound. It runs
+// before fold_constants, which would otherwise turn the weights' DequantizeLinear into f32
+// constants.
 #include <cmath>
 #include <limits>
 
@@ -46,12 +48,13 @@ ir::Node* dequantize_of(const ir::Value* v, bool constant_data, bool per_channel
   return dq;
 }
 
-// The QuantizeLinear that alone reads `v` (through a removable Relu), per tensor, constant
-// f32 scale and 8-bit zero point; the Relu (or null) in `relu`.
+// The QuantizeLinear that alone reads `v` (through a removable Relu or Clip from 0), per
+// tensor, constant f32 scale and 8-bit zero point; the Relu or Clip (or null) in `relu`.
 ir::Node* quantize_after(const ir::Value* v, ir::Node*& relu) {
   relu = nullptr;
   ir::Node* q = single_user(v);
-  if (q && q->op() == "Relu") {
+  float hi = 0;
+  if (q && clamps_from_zero(*q, &hi)) {
     relu = q;
     q = single_user(q->output(0));
   }
@@ -61,8 +64,13 @@ ir::Node* quantize_after(const ir::Value* v, ir::Node*& relu) {
     return nullptr;
   if (q->has_attr("precision") && q->i("precision") != 0) return nullptr;
   if (relu) {
+    // Quantizing clamps at the type's lowest value, which must be 0, and at its highest,
+    // which must lie within a Clip's upper bound.
     const int64_t zp = q->input(2)->constant().as_int64(0);
-    if (zp != (q->input(2)->dtype() == ir::DType::U8 ? 0 : -128)) return nullptr;
+    const int64_t lowest = q->input(2)->dtype() == ir::DType::U8 ? 0 : -128;
+    if (zp != lowest) return nullptr;
+    const double top = static_cast<double>(q->input(1)->constant().data<float>()[0]) * static_cast<double>(lowest + 255 - zp);
+    if (!(top <= static_cast<double>(hi) * (1 + 1e-6))) return nullptr;
   }
   return q;
 }

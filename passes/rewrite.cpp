@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -78,6 +79,29 @@ void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&)
         break;
       }
   }
+}
+
+bool clamps_from_zero(const ir::Node& n, float* upper) {
+  float lo = 0, hi = std::numeric_limits<float>::infinity();
+  const bool clamps = n.op() == "Relu" || (n.op() == "Clip" && n.has_input(1) && f32_scalar(n.input(1), lo) &&
+                                           lo == 0 && n.has_input(2) && f32_scalar(n.input(2), hi));
+  if (clamps && upper) *upper = hi;
+  return clamps;
+}
+
+ir::Node* add_node_after(ir::Graph& graph, const ir::Value* v, const std::string& op, std::vector<ir::Value*> inputs,
+                         const std::string& name, ir::AttributeMap attrs) {
+  const std::string unique = graph.unique_value_name(name);
+  ir::Node* n = graph.add_node(op, std::move(inputs), {unique}, std::move(attrs), unique);
+  const auto& nodes = graph.nodes();
+  const ir::Node* next = nodes.front().get();
+  if (v->producer()) {
+    auto at = std::find_if(nodes.begin(), nodes.end(), [&](const auto& m) { return m.get() == v->producer(); });
+    next = (at + 1)->get();  // n was added last, so the producer is not
+  }
+  if (next != n) graph.move_last_before(next);
+  ir::infer_node(*n);
+  return n;
 }
 
 }  // namespace kiln::passes

@@ -29,6 +29,17 @@ bool f32_scalar(const ir::Value* v, float& out);
 // True when `v` is a one-element f32 constant within `rel` (relative) of `want`.
 bool is_f32_scalar(const ir::Value* v, double want, double rel = 1e-4);
 
+// A new node `op(inputs) {attrs}` placed right after the node computing `v` (first, for a graph
+// input), so that every reader of `v` can read its result; the node and its one output are
+// named `name` (made unique). Types inferred.
+ir::Node* add_node_after(ir::Graph& graph, const ir::Value* v, const std::string& op, std::vector<ir::Value*> inputs,
+                         const std::string& name, ir::AttributeMap attrs = {});
+
+// True when `n` is a Relu, or a Clip from 0 to a constant upper bound (ReLU6): what an 8-bit
+// quantization with zero point 0 after it clamps as well. The bound (infinity for Relu) in
+// `upper` when given.
+bool clamps_from_zero(const ir::Node& n, float* upper);
+
 // The input of binary node `n` that is not `v`; nullptr when `v` is not exactly one of them.
 ir::Value* other_input(const ir::Node& n, const ir::Value* v);
 
