@@ -30,6 +30,11 @@ void check_input(const Value& declared, const Tensor& t, std::map<std::string, i
 }
 
 std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  return interpret(graph, inputs, nullptr);
+}
+
+std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                              const ValueObserver& observe) {
   std::unordered_map<const Value*, Tensor> env;
   std::map<std::string, int64_t> bindings;
   for (const auto& [name, t] : inputs) {
@@ -42,6 +47,7 @@ std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Te
     if (it == inputs.end()) fail("missing input '{}'", in->name());
     check_input(*in, it->second, bindings);
     env[in] = it->second;
+    if (observe) observe(*in, it->second);
   }
 
   // Remaining reads per value, so intermediates are freed after their last use.
@@ -68,7 +74,10 @@ std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Te
       args.push_back(t);
     }
     std::vector<Tensor> results = eval_node(*n, args);
-    for (size_t i = 0; i < results.size(); ++i) env[n->output(i)] = std::move(results[i]);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (observe) observe(*n->output(i), results[i]);
+      env[n->output(i)] = std::move(results[i]);
+    }
     for (const Value* v : n->inputs())
       if (v && --reads[v] == 0 && !graph.is_graph_output(v) && !v->is_constant()) env.erase(v);
   }

@@ -2,6 +2,7 @@
 // implementation. Slow and obvious on purpose; everything else is checked against it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@ namespace kiln::ir {
 // Runs `graph` on `inputs` (by graph input name) and returns the graph outputs in order.
 // Fails with a clear message on a missing, unknown or mistyped input, naming it.
 std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs);
+
+// Called with every graph input and every node result as soon as it is known (calibration
+// collects activation ranges with it: passes/calibrate.h).
+using ValueObserver = std::function<void(const Value& value, const Tensor& data)>;
+std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                              const ValueObserver& observe);
 
 // Checks `t` against a declared input: dtype, rank, static dims, and symbolic dims bound
 // consistently across inputs (`bindings` collects symbol -> value).

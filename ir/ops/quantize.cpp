@@ -1,6 +1,6 @@
 // Quantization: QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked; integer,
-// float8 and float4 results) and DynamicQuantizeLinear. The scalar rules are
-// runtime/include/kiln/rt/quantize.h, shared with generated code.
+// float8 and float4 results), DynamicQuantizeLinear and kiln.Range (a calibrated range). The
+// scalar rules are runtime/include/kiln/rt/quantize.h, shared with generated code.
 #include "ir/ops/quantize.h"
 
 #include <algorithm>
@@ -229,6 +229,17 @@ void register_quantize_ops(Registry& r) {
       .infer = infer_dynamic_quantize,
       .eval = eval_dynamic_quantize,
       .cost = quantize_cost,
+  });
+  // Made by calibration (passes/calibrate.h) and consumed by the pass quantize_static: no
+  // code generator sees it.
+  r.add(OpDef{
+      .name = "kiln.Range",
+      .summary = "x unchanged, annotated with the range [min, max] calibration observed for it",
+      .inputs = {{"x"}},
+      .outputs = {"y"},
+      .attrs = {{"min", AttrType::Float}, {"max", AttrType::Float}},
+      .infer = [](Node& n) { n.output(0)->set_type(n.input(0)->dtype(), n.input(0)->shape()); },
+      .eval = [](const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) { out[0] = *in[0]; },
   });
 }
 
