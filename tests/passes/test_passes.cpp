@@ -110,6 +110,7 @@ TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
 TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
 TEST_CASE("fuse_qdq") { run_file("fuse_qdq"); }
 TEST_CASE("quantize_dynamic") { run_file("quantize_dynamic"); }
+TEST_CASE("quantize_static") { run_file("quantize_static"); }
 
 TEST_CASE("every pass in passes.def has a tests/passes/<pass>.ir file") {
   for (const kiln::passes::PassInfo& p : kiln::passes::all_passes()) {
