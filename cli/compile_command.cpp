@@ -20,6 +20,7 @@
 #include "cli/pipeline_options.h"
 #include "cli/precision_options.h"
 #include "cli/precision_report.h"
+#include "cli/static_quantization.h"
 #include "cli/test_hooks.h"
 #include "cli/verify.h"
 #include "codegen/cpp/builder.h"
@@ -130,7 +131,8 @@ void verify(const CompileArgs& args, const LoadOptions& load, const ir::Graph& g
 // `out` when it was emitted).
 void report_precision(const CompileArgs& args, const LoadOptions& load, const ir::Graph& graph,
                       const codegen::cpp::CppOptions& options, const codegen::cpp::GeneratedModel& model,
-                      const fs::path& out, const codegen::cpp::BuildOptions& build) {
+                      const fs::path& out, const codegen::cpp::BuildOptions& build,
+                      const std::vector<std::string>& notes) {
   std::string tmpl = (fs::temp_directory_path() / "kiln-report-XXXXXX").string();
   if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
   struct Cleanup {
@@ -169,6 +171,7 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
   report.precision = passes::precision_name(options.precision);
   report.weight_bytes_fp32 = fp32.weights.size();
   report.weight_bytes = model.weights.size();
+  report.notes = notes;
   if (model.widened_weights > 0)
     report.notes.push_back(fmt::format("{} weights stored as {}, widened to {} bytes of fp32 when the model's context is created",
                                        model.widened_weights, report.precision, model.widened_bytes));
@@ -190,7 +193,15 @@ int run_compile(const CompileArgs& args) {
   load.pipeline = args.pipeline;
   load.limits = args.limits;
   load.precision = args.precision.precision;
-  std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
+  StaticQuantization int8;  // --precision int8: calibrated once, reused by every later load
+  std::vector<std::string> notes;  // what the precision adds to the report
+  std::unique_ptr<ir::Graph> graph;
+  if (load.precision == passes::Precision::Int8) {
+    load.int8 = &int8;
+    graph = load_int8_model(args.model, load, args.precision, timer, notes);
+  } else {
+    graph = load_model(args.model, load, timer);
+  }
   if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
 
   codegen::cpp::CppOptions options;
@@ -247,7 +258,7 @@ int run_compile(const CompileArgs& args) {
   if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
   const bool lowered = args.precision.precision != passes::Precision::FP32;
   if (!args.precision.report_path.empty() || (args.verbose && lowered))
-    timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build); });
+    timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build, notes); });
   return 0;
 }
 

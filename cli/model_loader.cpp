@@ -1,12 +1,15 @@
 #include "cli/model_loader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/error.h"
 #include "ir/verifier.h"
+#include "passes/quantize_static.h"
+#include "kiln/rt/npy.h"
 
 namespace kiln::cli {
 namespace {
@@ -37,6 +40,23 @@ void check_value_sizes(const ir::Graph& graph, const frontend::ImportLimits& lim
   }
 }
 
+// --precision int8: the pipeline up to the fusion passes, calibration on that graph (once;
+// the interpreter runs it on every sample), quantize_static, fuse_qdq to make the int8 ops
+// of its QDQ patterns, then the rest of the pipeline.
+void quantize_statically(ir::Graph& graph, const std::vector<std::string>& pipeline,
+                         const passes::PipelineOptions& options, StaticQuantization* int8, PhaseTimer& timer) {
+  if (!int8) fail("--precision int8 needs calibration samples (--calibration DIR)");
+  auto fusion = std::find(pipeline.begin(), pipeline.end(), "fuse_matmul_add");  // the ops as written
+  timer.phase("optimize", [&] { passes::run_pipeline(graph, std::vector<std::string>(pipeline.begin(), fusion), options); });
+  if (!int8->ranges)
+    int8->ranges = timer.phase("calibrate", [&] { return passes::calibrate(graph, int8->samples, int8->calibration); });
+  passes::annotate_ranges(graph, *int8->ranges);
+  int8->quantized = timer.phase("quantize", [&] { return passes::quantize_static_except(graph, int8->keep_fp32); });
+  std::vector<std::string> rest = {"fuse_qdq", "fold_constants", "eliminate_dead_code", "eliminate_common_subexpressions"};
+  rest.insert(rest.end(), fusion, pipeline.end());
+  timer.phase("optimize", [&] { passes::run_pipeline(graph, rest, options); });
+}
+
 }  // namespace
 
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,
@@ -64,7 +84,10 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
     pipeline_options.time = timer.verbose();
     pipeline_options.stats = timer.verbose();
     if (timer.verbose() && !pipeline_options.log) pipeline_options.log = &std::cerr;
-    timer.phase("optimize", [&] { passes::run_pipeline(*graph, pipeline, pipeline_options); });
+    if (options.precision == passes::Precision::Int8 && options.optimize)
+      quantize_statically(*graph, pipeline, pipeline_options, options.int8, timer);
+    else
+      timer.phase("optimize", [&] { passes::run_pipeline(*graph, pipeline, pipeline_options); });
     check_value_sizes(*graph, options.limits);
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
@@ -90,6 +113,18 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
     dims[spec.substr(0, eq)] = v;
   }
   return dims;
+}
+
+ir::Tensor load_tensor_file(const std::string& path, const frontend::ImportLimits& limits) {
+  if (std::filesystem::path(path).extension() == ".pb") return frontend::load_tensor_proto_file(path, limits);
+  rt::HostTensor host;
+  std::string error;
+  if (!rt::read_npy(path, host, error)) throw Error(error);
+  auto dtype = ir::dtype_from_code(static_cast<int>(host.dtype));
+  if (!dtype) fail("{}: unsupported dtype", path);
+  ir::Tensor t(*dtype, host.shape);
+  if (!host.data.empty()) std::memcpy(t.mutable_raw(), host.data.data(), host.data.size());
+  return t;
 }
 
 }  // namespace kiln::cli

@@ -4,15 +4,28 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "cli/phase_timer.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
+#include "passes/calibrate.h"
 #include "passes/pass_manager.h"
 #include "passes/precision.h"
 
 namespace kiln::cli {
+
+// `--precision int8`'s state across loads of one model (cli/static_quantization.h).
+struct StaticQuantization {
+  std::vector<passes::CalibrationSample> samples;
+  passes::CalibrationOptions calibration;
+  std::set<std::string> keep_fp32;                 // nodes left in fp32 (--max-error)
+  std::optional<passes::ActivationRanges> ranges;  // calibrated by the first load, then reused
+  std::vector<std::string> quantized;              // the nodes the last load quantized
+};
 
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
@@ -21,11 +34,16 @@ struct LoadOptions {
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
   // int8-dynamic adds the pass quantize_dynamic before the fusion passes (docs/quantization.md)
   passes::Precision precision = passes::Precision::FP32;
+  // int8: calibrates (once), then runs quantize_static and fuse_qdq before the fusion passes
+  StaticQuantization* int8 = nullptr;
 };
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,
                                       PhaseTimer& timer);
+
+// A tensor from a .npy file or an ONNX TensorProto (.pb); errors name the file.
+ir::Tensor load_tensor_file(const std::string& path, const frontend::ImportLimits& limits);
 
 // Parses "NAME=VALUE" pairs given to --dim.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs);

@@ -18,12 +18,43 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
            o->precision = *p;
          },
          "fp32 (default); fp16 or bf16: float weights stored in half precision (half the size), computed in "
-         "fp32; int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: not yet")
+         "fp32; int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: static "
+         "quantization calibrated on --calibration DIR (Conv/MatMul/Gemm weights int8 per channel, activations u8)")
       ->type_name("PRECISION");
   cmd->add_option("--calibration", options.calibration_dir,
                   "sample inputs for the precision report (and int8 calibration): one sub-directory per sample "
                   "holding <input name>.npy for every input")
       ->type_name("DIR");
+  cmd->add_option_function<std::string>(
+         "--calibration-method",
+         [o](const std::string& text) {
+           std::optional<passes::CalibrationMethod> m = passes::parse_calibration_method(text);
+           if (!m) throw CLI::ValidationError("--calibration-method", "expected minmax, percentile or entropy, got '" + text + "'");
+           o->calibration.method = *m;
+           o->calibration_set = true;
+         },
+         "int8: how each activation's range is chosen from the calibration data: minmax (default), percentile "
+         "(--calibration-percentile of the values) or entropy (the clipping threshold minimizing the KL divergence)")
+      ->type_name("METHOD");
+  cmd->add_option_function<double>(
+         "--calibration-percentile",
+         [o](double p) {
+           if (!(p > 0 && p <= 100)) throw CLI::ValidationError("--calibration-percentile", "expected a value in (0, 100]");
+           o->calibration.percentile = p;
+           o->calibration_set = true;
+         },
+         "int8 with --calibration-method percentile: the share of each activation's values (in %) its range keeps "
+         "(default 99.99)")
+      ->type_name("P");
+  cmd->add_option_function<double>(
+         "--max-error",
+         [o](double e) {
+           if (!(e >= 0)) throw CLI::ValidationError("--max-error", "expected a non-negative number");
+           o->max_error = e;
+         },
+         "int8: keep in fp32 the layers whose quantization costs most until no output differs from fp32 by more "
+         "than E on the calibration samples")
+      ->type_name("E");
   cmd->add_option("--report", options.report_path,
                   "write the precision report (error against fp32, weight sizes) as JSON; -v prints it")
       ->type_name("FILE");
@@ -41,10 +72,13 @@ void check_precision_options(const PrecisionOptions& options) {
     case passes::Precision::FP16:
     case passes::Precision::BF16:
     case passes::Precision::Int8Dynamic:
-      return;
+      break;
     case passes::Precision::Int8:
-      fail("--precision {}: not yet supported (fp32, fp16, bf16 and int8-dynamic are)", passes::precision_name(options.precision));
+      if (options.calibration_dir.empty()) fail("--precision int8 needs calibration samples (--calibration DIR)");
+      return;
   }
+  if (options.calibration_set) fail("--calibration-method and --calibration-percentile apply to --precision int8 only");
+  if (options.max_error) fail("--max-error applies to --precision int8 only");
 }
 
 }  // namespace kiln::cli

@@ -2,10 +2,12 @@
 // (docs/quantization.md). The int8 modes add their own options here.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "passes/calibrate.h"
 #include "passes/precision.h"
 
 namespace kiln::cli {
@@ -14,6 +16,10 @@ struct PrecisionOptions {
   passes::Precision precision = passes::Precision::FP32;
   std::string calibration_dir;  // --calibration: one sub-directory per sample, <input>.npy each
   std::string report_path;      // --report FILE.json
+  // int8: --calibration-method, --calibration-percentile
+  passes::CalibrationOptions calibration;
+  bool calibration_set = false;  // one of those was given
+  std::optional<double> max_error;  // int8: --max-error E
 };
 
 // Adds the options to `cmd`, filling `options`.

@@ -32,18 +32,6 @@ struct RunArgs {
   frontend::ImportLimits limits;
 };
 
-ir::Tensor load_input(const std::string& path, const frontend::ImportLimits& limits) {
-  if (fs::path(path).extension() == ".pb") return frontend::load_tensor_proto_file(path, limits);
-  rt::HostTensor host;
-  std::string error;
-  if (!rt::read_npy(path, host, error)) throw Error(error);
-  auto dtype = ir::dtype_from_code(static_cast<int>(host.dtype));
-  if (!dtype) fail("{}: unsupported dtype", path);
-  ir::Tensor t(*dtype, host.shape);
-  if (!host.data.empty()) std::memcpy(t.mutable_raw(), host.data.data(), host.data.size());
-  return t;
-}
-
 rt::HostTensor to_host(const ir::Tensor& t) {
   rt::HostTensor host;
   host.dtype = static_cast<kiln_dtype>(t.dtype());
@@ -64,7 +52,7 @@ int run_model(const RunArgs& args) {
   std::map<std::string, ir::Tensor> inputs;
   auto add_input = [&](const std::string& name, const std::string& file) {
     if (inputs.count(name)) fail("input '{}' given twice", name);
-    inputs[name] = load_input(file, args.limits);
+    inputs[name] = load_tensor_file(file, args.limits);
   };
   for (const std::string& spec : args.named_inputs) {
     size_t eq = spec.find('=');

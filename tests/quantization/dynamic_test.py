@@ -30,16 +30,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
-from kiln_exe import compile_model, run_exe, run_kiln
+from kiln_exe import check, compile_model, finish, run_exe, run_kiln
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-failures = []
-
-
-def check(ok, message):
-    print(("ok:   " if ok else "FAIL: ") + message, flush=True)
-    if not ok:
-        failures.append(message)
 
 
 def ort_run(model_path, feeds):
@@ -192,6 +185,4 @@ if __name__ == "__main__":
     test_layers()
     test_transformer()
     test_report()
-    if failures:
-        sys.exit(f"{len(failures)} check(s) failed")
-    print("all checks passed")
+    finish()

@@ -1,10 +1,26 @@
-"""Shared by the quantization tests: running `kiln`, compiling a model at a precision, and
-running the executable it built on numpy inputs."""
+"""Shared by the quantization tests: reporting checks, running `kiln`, compiling a model at a
+precision, and running the executable it built on numpy inputs."""
 import os
 import subprocess
 import sys
 
 import numpy as np
+
+failures = []
+
+
+def check(ok, message):
+    """Prints the check's outcome; a failed one is remembered for finish()."""
+    print(("ok:   " if ok else "FAIL: ") + message, flush=True)
+    if not ok:
+        failures.append(message)
+
+
+def finish():
+    """Exits non-zero when a check failed."""
+    if failures:
+        sys.exit(f"{len(failures)} check(s) failed")
+    print("all checks passed")
 
 
 def run_kiln(kiln, *args, expect_ok=True):

@@ -27,19 +27,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
-from kiln_exe import compile_model, run_exe, run_kiln
+from kiln_exe import check, compile_model, finish, run_exe, run_kiln
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DIGITS = os.path.join(REPO, "models", "digits")
 UNIT_ROUNDOFF = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 MIN_HALVED = 16  # kiln keeps smaller float constants in fp32 (codegen/cpp/weight_blob.cpp)
-failures = []
-
-
-def check(ok, message):
-    print(("ok:   " if ok else "FAIL: ") + message, flush=True)
-    if not ok:
-        failures.append(message)
 
 
 def round_to(precision, a):
@@ -203,6 +196,4 @@ if __name__ == "__main__":
     test_matmul_conv()
     test_digits()
     test_report()
-    if failures:
-        sys.exit(f"{len(failures)} check(s) failed")
-    print("all checks passed")
+    finish()

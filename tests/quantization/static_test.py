@@ -1,0 +1,131 @@
+"""Static int8 quantization (kiln compile --precision int8 --calibration DIR): the digits CNN's
+test accuracy in int8 against fp32, for every calibration method; that the compiled model runs
+int8 kernels; the weights' size; --max-error.
+
+Run: .venv/bin/python tests/quantization/static_test.py KILN WORK
+
+Acceptance (issue 6, item 1): models/digits quantized to int8 with its calibration set keeps the
+held-out test accuracy within 1 point of fp32; both are printed. The calibration samples are
+[1, 1, 8, 8], so the int8 models are compiled for batch 1 and run once per test image.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from kiln_exe import check, compile_model, finish, run_exe, run_kiln
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DIGITS = os.path.join(REPO, "models", "digits")
+MODEL = os.path.join(DIGITS, "model.onnx")
+CALIBRATION = os.path.join(DIGITS, "calibration")
+
+
+def logits_per_image(out, x):
+    """Runs OUT/model (compiled for batch 1) on every image of x; returns the stacked logits."""
+    def one(k):
+        d = os.path.join(out, f"run_{k % 64}_{k}")
+        os.makedirs(d)
+        np.save(os.path.join(d, "image.npy"), x[k:k + 1])
+        subprocess.run([os.path.join(out, "model"), "-o", d, os.path.join(d, "image.npy")], check=True,
+                       capture_output=True)
+        y = np.load(os.path.join(d, "logits.npy"))
+        shutil.rmtree(d)
+        return y
+    with ThreadPoolExecutor(4) as pool:
+        return np.concatenate(list(pool.map(one, range(len(x)))))
+
+
+def compile_int8(out, *extra):
+    report = os.path.join(WORK, os.path.basename(out) + ".json")
+    p = run_kiln(KILN, "compile", MODEL, "-o", out, "--name", "model", "--emit", "exe,source", "--weights",
+                 "external", "--dim", "batch=1", "--precision", "int8", "--calibration", CALIBRATION,
+                 "--report", report, *extra)
+    return p, json.load(open(report))
+
+
+def test_digits():
+    x, labels = np.load(os.path.join(DIGITS, "test_x.npy")), np.load(os.path.join(DIGITS, "test_y.npy"))
+    out = os.path.join(WORK, "fp32")
+    compile_model(KILN, MODEL, out, "fp32", "--dim", f"batch={len(x)}")
+    fp32 = run_exe(out, [x], ["logits"])["logits"]
+    accuracy = {"fp32": float((fp32.argmax(1) == labels).mean())}
+    errors = {}
+    for method in ("minmax", "percentile", "entropy"):
+        out = os.path.join(WORK, f"int8_{method}")
+        p, r = compile_int8(out, "--calibration-method", method)
+        print(json.dumps(r, indent=1))
+        # The int8 kernels, not an fp32 fallback: the quantized ops and the generated calls.
+        notes = " ".join(r["notes"])
+        check("QLinearConv 2" in notes and "MatMulInteger 2" in notes,
+              f"int8 {method}: both Convs are QLinearConv and both Gemms MatMulInteger ({r['notes'][0]})")
+        source = " ".join(open(os.path.join(out, "src", f)).read() for f in os.listdir(os.path.join(out, "src"))
+                          if f.endswith(".cpp"))
+        check(source.count("kiln::rt::qconv2d(") == 2 and source.count("kiln::rt::qgemm(") == 2,
+              f"int8 {method}: the generated code calls qconv2d twice and qgemm twice")
+        ratio = r["weight_bytes"] / r["weight_bytes_fp32"]
+        check(r["precision"] == "int8" and ratio < 0.35,
+              f"int8 {method}: weights {r['weight_bytes']} bytes, fp32 {r['weight_bytes_fp32']} ({ratio:.3f}x)")
+        (logits,) = r["outputs"]
+        check(logits["top1_agreement"] >= 0.95, f"int8 {method}: report's top-1 agreement with fp32 on the "
+              f"calibration samples {logits['top1_agreement']:.3f} (max abs error {logits['max_abs_error']:.3g})")
+        got = logits_per_image(out, x)
+        accuracy[f"int8 {method}"] = float((got.argmax(1) == labels).mean())
+        errors[method] = float(np.abs(got - fp32).max())
+    print("digits test accuracy on %d images: %s" % (len(x), ", ".join(f"{k} {v * 100:.2f}%" for k, v in accuracy.items())))
+    print("max abs logit error against fp32 (largest |logit| %.3g): %s" % (
+        float(np.abs(fp32).max()), ", ".join(f"{k} {v:.3g}" for k, v in errors.items())))
+    for method in ("minmax", "percentile", "entropy"):
+        a = accuracy[f"int8 {method}"]
+        check(abs(a - accuracy["fp32"]) * 100 <= 1.0,
+              f"digits int8 ({method}) accuracy {a * 100:.2f}% within 1 point of fp32 {accuracy['fp32'] * 100:.2f}%")
+
+
+def test_max_error():
+    out = os.path.join(WORK, "max_error")
+    _, full = compile_int8(out)
+    all_int8 = full["outputs"][0]["max_abs_error"]
+    p, r = compile_int8(out, "--max-error", "1e9")
+    check("no layer kept in fp32" in p.stderr, "--max-error 1e9 keeps every layer in int8")
+    limit = all_int8 / 3
+    p, r = compile_int8(out, "--max-error", f"{limit:g}")
+    line = [l for l in p.stderr.splitlines() if "--max-error" in l]
+    print("\n".join(line))
+    check(len(line) == 1 and "kept in fp32: " in line[0], f"--max-error {limit:.3g} prints the layers kept in fp32")
+    kept = line[0].split("kept in fp32: ")[1].count("(alone:") if line else 0
+    check(0 < kept < 4, f"--max-error {limit:.3g}: {kept} of 4 layers kept in fp32")
+    err = r["outputs"][0]["max_abs_error"]
+    check(err <= limit * 1.05 + 1e-4, f"--max-error {limit:.3g}: the compiled model's error {err:.3g} "
+          f"(every layer int8: {all_int8:.3g})")
+    p, r = compile_int8(out, "--max-error", "0")
+    check("kept in fp32: " in p.stderr and r["outputs"][0]["max_abs_error"] < 1e-3,
+          f"--max-error 0 keeps every layer in fp32 (error {r['outputs'][0]['max_abs_error']:.3g})")
+
+
+def test_errors():
+    out = os.path.join(WORK, "errors")
+    cases = [(["--precision", "int8"], "needs calibration samples"),
+             (["--precision", "int8", "--calibration", CALIBRATION, "--calibration-method", "median"], "--calibration-method"),
+             (["--precision", "fp32", "--calibration-method", "entropy"], "apply to --precision int8 only"),
+             (["--precision", "fp16", "--max-error", "1"], "--max-error applies to --precision int8 only"),
+             (["--precision", "int8", "--calibration", CALIBRATION, "--calibration-percentile", "0"],
+              "--calibration-percentile")]
+    for extra, message in cases:
+        p = run_kiln(KILN, "compile", MODEL, "-o", out, "--dim", "batch=1", *extra, expect_ok=False)
+        check(p.returncode > 0 and message in p.stderr, f"kiln compile {' '.join(extra)}: fails with '{message}'")
+    p = run_kiln(KILN, "compile", MODEL, "-o", out, "--dim", "batch=4", "--precision", "int8", "--calibration",
+                 CALIBRATION, expect_ok=False)
+    check(p.returncode == 1 and "[1, 1, 8, 8]" in p.stderr, "calibration samples of another shape fail naming it")
+
+
+if __name__ == "__main__":
+    KILN, WORK = sys.argv[1], sys.argv[2]
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    test_errors()
+    test_digits()
+    test_max_error()
+    finish()
