@@ -328,6 +328,28 @@ def make_ops_mix():
     return m, [a, b, idx], None
 
 
+@model("matmul_f64",
+       "float64 MatMuls: [2,3,16,40] x a [40,24] weight (one GEMM over all rows), then x an input "
+       "[3,24,8] broadcast over the batch (one GEMM per batch element)",
+       "onnx.helper (hand-written graph)", needs_torch=False)
+def make_matmul_f64():
+    f64 = TensorProto.DOUBLE
+    r = rng(5)
+    w = numpy_helper.from_array(r.standard_normal((40, 24)), "W")
+    nodes = [helper.make_node("MatMul", ["A", "W"], ["AW"], name="matmul_weight"),
+             helper.make_node("MatMul", ["AW", "C"], ["Y"], name="matmul_broadcast")]
+    graph = helper.make_graph(
+        nodes, "matmul_f64",
+        inputs=[helper.make_tensor_value_info("A", f64, [2, 3, 16, 40]),
+                helper.make_tensor_value_info("C", f64, [3, 24, 8])],
+        outputs=[helper.make_tensor_value_info("Y", f64, [2, 3, 16, 8])],
+        initializer=[w])
+    m = helper.make_model(graph, producer_name="kiln models/make_models.py",
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8  # readable by onnx 1.12 (Debian's libonnx-dev)
+    return m, [r.standard_normal((2, 3, 16, 40)), r.standard_normal((3, 24, 8))], None
+
+
 @model("transformer",
        "two-layer BERT-style encoder, input [1,8,32] and mask [1,8] (1 attend, 0 padding; "
        "the last 2 positions padded): self-attention with 4 heads (Q/K/V Linear, heads split "

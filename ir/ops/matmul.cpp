@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "ir/ops/op_helpers.h"
+#include "kiln/rt/gemm_f64.h"
 
 namespace kiln::ir {
 namespace {
@@ -163,6 +164,10 @@ void eval_matmul(const Node& node, std::span<const Tensor* const> in, std::vecto
         const S* xa = pa + ia * m * k;
         const S* xb = pb + ib * k * n;
         S* y = py + o * m * n;
+        if constexpr (std::is_same_v<S, double>) {
+          rt::gemm_f64(false, false, m, n, k, 1.0, xa, k, xb, n, 0.0, y, n, nullptr);
+          return;
+        }
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
             acc_t<S> acc = 0;

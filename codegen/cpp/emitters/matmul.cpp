@@ -1,5 +1,5 @@
-// Gemm and MatMul (f32) through the runtime's gemm_f32. Batch offsets of a broadcasting
-// MatMul are computed here, at compile time.
+// Gemm and MatMul (f32) through the runtime's gemm_f32, MatMul (f64) through gemm_f64. Batch
+// offsets of a broadcasting MatMul are computed here, at compile time.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -19,8 +19,14 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
   std::vector<int64_t> batch = ir::broadcast_dims(a_batch, b_batch);
   int64_t nb = ir::numel(batch);
 
-  // B shared by every batch and A contiguous: one GEMM over all rows of A (B packed at compile
-// time when it is a weight).
+  const bool f64 = node.input(0)->dtype() == ir::DType::F64;
+  // B shared by every batch and A contiguous: one GEMM over all rows of A (f32: B packed at
+  // compile time when it is a weight).
+  if (f64 && ir::numel(b_batch) == 1) {
+    ctx.line(fmt::format("kiln::rt::gemm_f64(false, false, {0}, {1}, {2}, 1.0, {3}, {2}, {4}, {1}, 0.0, {5}, {1}, pool);",
+                         nb * M, N, K, ctx.in(node, 0), ctx.in(node, 1), ctx.out(node, 0)));
+    return;
+  }
   if (ir::numel(b_batch) == 1) {
     std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
     ctx.line(fmt::format(
@@ -37,14 +43,21 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
     a_off[static_cast<size_t>(o)] = ia * M * K;
     b_off[static_cast<size_t>(o)] = ib * K * N;
   });
-  ctx.line(fmt::format("const float* a = {}; const float* b = {}; float* y = {};", ctx.in(node, 0),
+  const char* type = f64 ? "double" : "float";
+  ctx.line(fmt::format("const {0}* a = {1}; const {0}* b = {2}; {0}* y = {3};", type, ctx.in(node, 0),
                        ctx.in(node, 1), ctx.out(node, 0)));
   ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i)", nb));
-  ctx.line(fmt::format("  kiln::rt::gemm_f32(false, false, {0}, {1}, {2}, 1.0f, a + {3}[i], {2}, b + {4}[i], {1}, 0.0f, y + i * {5}, {1}, pool);",
-                       M, N, K, ctx.array(a_off), ctx.array(b_off), M * N));
+  ctx.line(fmt::format("  kiln::rt::gemm_{6}(false, false, {0}, {1}, {2}, 1.0, a + {3}[i], {2}, b + {4}[i], {1}, 0.0, y + i * {5}, {1}, pool);",
+                       M, N, K, ctx.array(a_off), ctx.array(b_off), M * N, f64 ? "f64" : "f32"));
 }
 
-// The emitter above packs B when it is a weight shared by every batch.
+// f32 or f64 operands (MatMul only: Gemm is f32).
+std::string require_f32_or_f64(const ir::Node& node) {
+  if (node.input(0)->dtype() == ir::DType::F64 && node.input(1)->dtype() == ir::DType::F64) return "";
+  return require_f32(node);
+}
+
+// The emitter above packs B when it is an f32 weight shared by every batch.
 bool matmul_packs_b(const ir::Node& node, size_t input) {
   if (input != 1 || !is_f32_constant(node.input(1))) return false;
   std::vector<int64_t> b = dims_of(node.input(1));
@@ -57,7 +70,7 @@ void register_matmul_emitters(EmitterRegistry& r) {
   r.add("Gemm", Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_gemm(ctx, node, false); },
                         .unsupported = require_f32,
                         .packs_input = gemm_packs_b});
-  r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32, .packs_input = matmul_packs_b});
+  r.add("MatMul", Emitter{.emit = emit_matmul, .unsupported = require_f32_or_f64, .packs_input = matmul_packs_b});
 }
 
 }  // namespace kiln::codegen::cpp
