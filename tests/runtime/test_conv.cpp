@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kiln/rt/conv.h"
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/winograd.h"
 #include "test_util.h"
 
 using namespace kiln::rt;
@@ -183,4 +186,72 @@ TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
   CHECK(conv2d_scratch_floats(make(1, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 30 * 16);
   CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64);
+}
+
+namespace {
+
+// Largest |y - r| relative to the output's scale (max |r|): Winograd's error grows with the
+// magnitude of the values in a tile, not of each output.
+double max_err_over_scale(const std::vector<float>& y, const std::vector<float>& r) {
+  double scale = 0, err = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(r[i])));
+    const double d = std::fabs(double(y[i]) - double(r[i]));
+    if (!(d <= err)) err = d;  // NaN counts as a difference
+  }
+  return err / std::max(scale, 1e-30);
+}
+
+}  // namespace
+
+TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
+  // The epilogue maps y to 2 * y + offset / 1000 (as above): each output once, at its offset.
+  const Epilogue ep{[](const void*, float* y, int64_t offset, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) y[i] = 2.f * y[i] + float(offset + i) / 1000.f;
+                    },
+                    nullptr};
+  const Conv2dParams cases[] = {
+      make(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),   // ResNet-50 layer1, chunks
+      make(2, 19, 13, 11, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),   // odd sizes, C and M not multiples of 16
+      make(3, 17, 9, 15, 5, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1),     // no padding, batch 3
+      make(1, 8, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),      // one partial tile row
+      make(2, 24, 30, 140, 33, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1, 1),  // rows longer than a segment, asymmetric pads
+      make(1, 3, 2, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),       // smaller than a tile
+      make(4, 160, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // chunks spanning images
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 700;
+  for (const auto& p : cases) {
+    REQUIRE(winograd_applicable(p));
+    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+    const auto w = random_floats(p.M * p.C * 9, seed + 1);
+    const auto b = random_floats(p.M, seed + 2);
+    std::vector<float> r(p.N * p.M * p.OH * p.OW);
+    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    std::vector<float> re(r);
+    for (size_t i = 0; i < re.size(); ++i) re[i] = 2.f * re[i] + float(i) / 1000.f;
+    for (int tile : {4, 2}) {
+      std::vector<float> packed(winograd_packed_weight_floats(p, tile));
+      winograd_pack_weights(p, tile, w.data(), packed.data());
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float> y(r.size(), -7.f), scratch(winograd_scratch_floats(p, tile));
+        winograd_conv2d_f32(p, tile, x.data(), packed.data(), b.data(), y.data(), scratch.data(), Epilogue{}, tp);
+        INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M << " pads=" << p.pad_top
+                  << "," << p.pad_left << " tile=" << tile << " threads=" << (tp ? 2 : 1));
+        const double err = max_err_over_scale(y, r);
+        CHECK(err < (tile == 4 ? 2e-5 : 5e-6));
+        std::fill(y.begin(), y.end(), -7.f);
+        winograd_conv2d_f32(p, tile, x.data(), packed.data(), b.data(), y.data(), scratch.data(), ep, tp);
+        CHECK(max_err_over_scale(y, re) < (tile == 4 ? 2e-5 : 5e-6));
+      }
+    }
+    seed += 3;
+  }
+}
+
+TEST_CASE("winograd_choose_tile takes the shapes that pay") {
+  CHECK(winograd_choose_tile(make(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)) == 4);
+  CHECK(winograd_choose_tile(make(1, 3, 224, 224, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)) == 0);  // 3 channels
+  CHECK(winograd_choose_tile(make(1, 64, 56, 56, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1)) == 0);   // stride 2
+  CHECK(winograd_choose_tile(make(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 0);   // grouped
 }

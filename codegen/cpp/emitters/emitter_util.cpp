@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/winograd.h"
 
 namespace kiln::codegen::cpp {
 
@@ -40,8 +44,22 @@ std::string unsupported_conv2d(const ir::Node& node) {
   return "";
 }
 
+int conv2d_winograd_tile(const ir::Node& node) {
+  if (!is_f32_constant(node.input(1))) return 0;  // the weights are transformed at compile time
+  const kiln::rt::Conv2dParams p = conv2d_params(node);
+  if (!kiln::rt::winograd_applicable(p)) return 0;
+  const char* env = std::getenv("KILN_CONV_ALGO");
+  const std::string_view algo = env ? env : "";
+  if (algo == "im2col") return 0;
+  if (algo == "winograd" || algo == "winograd4") return 4;
+  if (algo == "winograd2") return 2;
+  return kiln::rt::winograd_choose_tile(p);
+}
+
 size_t conv2d_scratch_bytes(const ir::Node& node) {
-  return kiln::rt::conv2d_scratch_floats(conv2d_params(node)) * sizeof(float);
+  const kiln::rt::Conv2dParams p = conv2d_params(node);
+  if (int tile = conv2d_winograd_tile(node)) return kiln::rt::winograd_scratch_floats(p, tile) * sizeof(float);
+  return kiln::rt::conv2d_scratch_floats(p) * sizeof(float);
 }
 
 bool conv2d_packs_weights(const ir::Node& node, size_t input) {
@@ -54,6 +72,16 @@ void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epil
       "const kiln::rt::Conv2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
       p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
       p.pad_left, p.dil_h, p.dil_w, p.group));
+  const std::string bias = node.has_input(2) ? ctx.in(node, 2) : "nullptr";
+  if (int tile = conv2d_winograd_tile(node)) {
+    // Transformed (G g G^T) and packed now, once, for the GEMM of each tile position.
+    std::vector<float> packed(kiln::rt::winograd_packed_weight_floats(p, tile));
+    kiln::rt::winograd_pack_weights(p, tile, node.input(1)->constant().data<float>(), packed.data());
+    ctx.line(fmt::format("kiln::rt::winograd_conv2d_f32(p, {}, {}, {}, {}, {}, reinterpret_cast<float*>{}, {}, pool);",
+                         tile, ctx.in(node, 0), ctx.add_weight_floats(packed), bias, ctx.out(node, 0),
+                         ctx.scratch(node), epilogue));
+    return;
+  }
   std::string weights;
   if (conv2d_packs_weights(node, 1)) {
     // Packed now, once, for the GEMM kernel, rather than on every run.
@@ -65,7 +93,7 @@ void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epil
   }
   bool needs_scratch = kiln::rt::conv2d_scratch_floats(p) > 0;
   ctx.line(fmt::format("kiln::rt::conv2d_f32_prepacked(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0), weights,
-                       node.has_input(2) ? ctx.in(node, 2) : "nullptr", ctx.out(node, 0),
+                       bias, ctx.out(node, 0),
                        needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr", epilogue));
 }
 

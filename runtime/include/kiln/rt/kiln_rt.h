@@ -42,3 +42,4 @@
 #include "kiln/rt/sequence_state.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/variadic.h"
+#include "kiln/rt/winograd.h"
