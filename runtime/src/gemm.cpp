@@ -277,6 +277,52 @@ const EdgeKernels& edge_kernels() {
   return e;
 }
 
+// s[r][q] = sum of a[k] * b[r * ldb + k] over k < k8 with k = q mod 8, for 8 rows r of B
+// (k8 a multiple of 8): the lanes of gemv_row's dot products, eight at once.
+using RowDotsFn = void (*)(const float* a, const float* b, int64_t ldb, int64_t k8, float* s);
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline)) inline void vector_row_dots8(const float* __restrict a, const float* __restrict b,
+                                                            int64_t ldb, int64_t k8, float* __restrict s) {
+  vec8 acc[8] = {};
+  for (int64_t k = 0; k < k8; k += 8) {
+    vec8 av;
+    std::memcpy(&av, a + k, sizeof av);
+#pragma GCC unroll 8
+    for (int64_t r = 0; r < 8; ++r) {
+      vec8 bv;
+      std::memcpy(&bv, b + r * ldb + k, sizeof bv);
+      acc[r] += av * bv;
+    }
+  }
+  std::memcpy(s, acc, sizeof acc);
+}
+#endif
+
+#if KILN_GEMM_DISPATCH
+__attribute__((target("avx2,fma"))) void row_dots8_avx2_fma(const float* a, const float* b, int64_t ldb, int64_t k8,
+                                                            float* s) {
+  vector_row_dots8(a, b, ldb, k8, s);
+}
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX__) || defined(__aarch64__))
+void row_dots8_vector(const float* a, const float* b, int64_t ldb, int64_t k8, float* s) {
+  vector_row_dots8(a, b, ldb, k8, s);
+}
+#endif
+
+// nullptr: the one-row loop (with 128-bit vectors the eight rows' sums do not fit the
+// registers, and the one-row loop was faster).
+RowDotsFn row_dots8_kernel() {
+#if KILN_GEMM_DISPATCH
+  static const RowDotsFn fn = tile_kernel() == kernel_avx2_fma ? row_dots8_avx2_fma : nullptr;
+  return fn;
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX__) || defined(__aarch64__))
+  return row_dots8_vector;
+#else
+  return nullptr;
+#endif
+}
+
 // C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read).
 void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
@@ -344,8 +390,29 @@ void gemv_row(const float* a, int64_t a_stride, const Matrix& b, int64_t N, int6
         c[j0 + j] = beta == 0.f ? alpha * acc[j] : alpha * acc[j] + beta * c[j0 + j];
     }
   } else {
-    // Columns of op(B) are rows of B: dot products with 8 independent sums.
-    for (int64_t j = 0; j < N; ++j) {
+    // Columns of op(B) are rows of B: dot products with 8 independent sums (lanes q: every
+    // k = q mod 8), summed pairwise, then the tail. Where a vector kernel exists, eight rows
+    // of B at a time (row_dots8): one row alone was bound by the latency of its adds (an
+    // LSTM's recurrent step ran at a fraction of the cache's bandwidth). Which path a column
+    // takes depends on N only, not on how threads split the columns (in multiples of kNR).
+    int64_t j0 = 0;
+    const RowDotsFn dots = a_stride == 1 ? row_dots8_kernel() : nullptr;
+    if (dots != nullptr) {
+      const int64_t k8 = K / 8 * 8;
+      for (; j0 + 8 <= N; j0 += 8) {
+        float s[8][8];
+        dots(a, b.p + j0 * b.ld, b.ld, k8, &s[0][0]);
+        for (int64_t r = 0; r < 8; ++r) {
+          const float* brow = b.p + (j0 + r) * b.ld;
+          float tail = 0.f;
+          for (int64_t kk = k8; kk < K; ++kk) tail += a[kk] * brow[kk];
+          const float* t = s[r];
+          const float sum = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])) + tail;
+          c[j0 + r] = beta == 0.f ? alpha * sum : alpha * sum + beta * c[j0 + r];
+        }
+      }
+    }
+    for (int64_t j = j0; j < N; ++j) {
       const float* brow = b.p + j * b.ld;
       float s[8] = {};
       int64_t k = 0;

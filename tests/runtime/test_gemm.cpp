@@ -99,6 +99,16 @@ TEST_CASE("gemm_f32 results do not depend on the thread count") {
   gemm_f32(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, c4.data(), N, &p4);
   CHECK(c1 == c2);
   CHECK(c1 == c4);
+  // M == 1 with B transposed (an LSTM's recurrent step): rows of B eight at a time, the tail
+  // one at a time; the split between the two must not move with the threads.
+  const int64_t n1 = 1003, k1 = 515;
+  const auto a1 = random_floats(k1, 13), b1 = random_floats(n1 * k1, 14);
+  std::vector<float> d1(n1), d2(n1), d4(n1);
+  gemm_f32(false, true, 1, n1, k1, 1.f, a1.data(), k1, b1.data(), k1, 0.f, d1.data(), n1, nullptr);
+  gemm_f32(false, true, 1, n1, k1, 1.f, a1.data(), k1, b1.data(), k1, 0.f, d2.data(), n1, &p2);
+  gemm_f32(false, true, 1, n1, k1, 1.f, a1.data(), k1, b1.data(), k1, 0.f, d4.data(), n1, &p4);
+  CHECK(d1 == d2);
+  CHECK(d1 == d4);
 }
 
 TEST_CASE("gemm_f32 with K == 0 or alpha == 0 scales C by beta") {
