@@ -17,7 +17,7 @@ void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t 
     for (int64_t k = 0; k < K; ++k) {
       const int64_t at = c * channel_stride + k * k_stride;
       const float v = std::nearbyint(w[at] / s);  // round half to even (default rounding mode)
-      q[at] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+      q[at] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));  // NaN weights: 0
     }
     scale[c] = s;
   }

@@ -37,7 +37,7 @@ ir::Node* insert_before(ir::Graph& graph, const ir::Node& anchor, const std::str
 
 // Symmetric s8 quantization of `w` per channel: channel c holds w[c * channel_stride +
 // k * k_stride] for k < K. q has w's layout; scale[c] = max |.| / 127 (1 when all are 0), and
-// q = round_half_even(w / scale) in [-127, 127].
+// q = round_half_even(w / scale) in [-127, 127] (NaN ignored by the scale and quantized to 0).
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
                            int8_t* q, float* scale);
 
