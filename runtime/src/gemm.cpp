@@ -356,6 +356,27 @@ float* alloc_floats(int64_t n) {
   return static_cast<float*>(std::aligned_alloc(64, bytes));
 }
 
+// This thread's packing buffer for operand `which` (0: A, 1: B) of at least `floats` floats:
+// grown when a call needs more and kept for the next, so that GEMMs on the hot path (one per
+// convolution chunk, 36 per Winograd chunk) do not allocate. nullptr if it cannot grow.
+float* packing_buffer(int which, int64_t floats) {
+  struct Buffer {
+    float* p = nullptr;
+    int64_t n = 0;
+    ~Buffer() { std::free(p); }
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[which];
+  if (b.n < floats) {
+    float* q = alloc_floats(floats);
+    if (q == nullptr) return nullptr;
+    std::free(b.p);
+    b.p = q;
+    b.n = floats;
+  }
+  return b.p;
+}
+
 // Unblocked fallback, used only when the packing buffers cannot be allocated.
 // (row0, col0): where this sub-problem starts in the whole product (packed operands are
 // addressed globally).
@@ -483,12 +504,11 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
   const int64_t kc_max = K < kKC ? K : kKC;
   const int64_t mc_max = M < kMC ? (M + kMR - 1) / kMR * kMR : kMC;
   const int64_t nc_max = N < kNC ? (N + kNR - 1) / kNR * kNR : kNC;
-  // A packed operand is read in place: only the other one needs a buffer.
-  float* bufa = a.packed ? nullptr : alloc_floats(mc_max * kc_max);
-  float* bufb = b.packed ? nullptr : alloc_floats(kc_max * nc_max);
+  // A packed operand is read in place: only the other one needs a buffer. gemm_serial does not
+  // run inside itself on one thread (its epilogues are elementwise), so the buffers are free.
+  float* bufa = a.packed ? nullptr : packing_buffer(0, mc_max * kc_max);
+  float* bufb = b.packed ? nullptr : packing_buffer(1, kc_max * nc_max);
   if ((!a.packed && bufa == nullptr) || (!b.packed && bufb == nullptr)) {
-    std::free(bufa);
-    std::free(bufb);
     gemm_naive(a, b, M, N, K, alpha, beta, C, ldc, row0, col0);
     if (finish.any()) finish_block(finish, C, ldc, row0, col0, M, N);
     return;
@@ -545,8 +565,6 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
       }
     }
   }
-  std::free(bufa);
-  std::free(bufb);
 }
 
 // The whole product, split across the pool's threads by register tiles of C.
