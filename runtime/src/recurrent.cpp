@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/tanh.h"
 
 namespace kiln::rt {
 namespace {
@@ -50,6 +51,27 @@ float clipped(const RnnParams& p, float v) {
   return v;
 }
 
+// The LSTM everyone exports: sigmoid gates, tanh cell and output, no peepholes, clip or
+// coupled input-forget gate. Its update runs as one loop of plain arithmetic that vectorizes.
+bool plain_lstm(const RnnParams& p, const RnnFunc* fn, const float* peep) {
+  return fn[0].kind == RnnActivation::Sigmoid && fn[1].kind == RnnActivation::Tanh &&
+         fn[2].kind == RnnActivation::Tanh && peep == nullptr && p.clip <= 0.f && !p.input_forget;
+}
+
+// One step of plain_lstm's cell for one batch entry; gates in ONNX's order i, o, f, c.
+void lstm_update(const float* __restrict xw, const float* __restrict hr, float* __restrict c, float* __restrict h,
+                 int64_t H) {
+  for (int64_t k = 0; k < H; ++k) {
+    const float i = sigmoid_f32(xw[k] + hr[k]);
+    const float o = sigmoid_f32(xw[H + k] + hr[H + k]);
+    const float f = sigmoid_f32(xw[2 * H + k] + hr[2 * H + k]);
+    const float g = tanh_f32(xw[3 * H + k] + hr[3 * H + k]);
+    const float ct = f * c[k] + i * g;
+    c[k] = ct;
+    h[k] = o * tanh_f32(ct);
+  }
+}
+
 void run_direction(const RnnParams& p, int d, bool backward, const float* x, const float* w, const float* r,
                    const float* bias, const int32_t* seq_lens, const float* h0, const float* c0, const float* peep,
                    float* y, float* y_h, float* y_c, const Scratch& s, ThreadPool* pool) {
@@ -87,6 +109,8 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
       float* c = s.c + b * H;
       if (p.cell == RnnCell::Rnn) {
         for (int64_t k = 0; k < H; ++k) h[k] = activate(fn[0], clipped(p, xw[k] + hr[k]));
+      } else if (p.cell == RnnCell::Lstm && plain_lstm(p, fn, peep)) {
+        lstm_update(xw, hr, c, h, H);
       } else if (p.cell == RnnCell::Lstm) {
         const float* pi = peep ? peep : nullptr;
         for (int64_t k = 0; k < H; ++k) {

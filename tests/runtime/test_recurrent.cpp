@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kiln/rt/recurrent.h"
 #include "kiln/rt/sequence_state.h"
+#include "kiln/rt/tanh.h"
 
 using namespace kiln::rt;
 
@@ -96,4 +99,20 @@ TEST_CASE("causal_conv_with_state_f32 with kernel 1 keeps an empty state") {
   causal_conv_with_state_f32(1, 1, 3, 1, x, &w, nullptr, nullptr, false, y, nullptr);
   CHECK(y[0] == 2.f);
   CHECK(y[2] == 6.f);
+}
+
+TEST_CASE("tanh_f32 and sigmoid_f32 stay within a few float ulps of the exact functions") {
+  double worst_tanh = 0, worst_sigmoid = 0;
+  for (int i = -2000000; i <= 2000000; ++i) {
+    const float x = static_cast<float>(i) * 1e-5f;  // [-20, 20]
+    const double t = std::tanh(static_cast<double>(x)), s = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
+    worst_tanh = std::fmax(worst_tanh, std::fabs(kiln::rt::tanh_f32(x) - t) / std::fmax(std::fabs(t), 1e-30));
+    worst_sigmoid = std::fmax(worst_sigmoid, std::fabs(kiln::rt::sigmoid_f32(x) - s));
+  }
+  CHECK(worst_tanh < 5e-7);
+  CHECK(worst_sigmoid < 3e-7);
+  CHECK(kiln::rt::tanh_f32(std::numeric_limits<float>::infinity()) == 1.f);
+  CHECK(kiln::rt::tanh_f32(-std::numeric_limits<float>::infinity()) == -1.f);
+  CHECK(std::isnan(kiln::rt::tanh_f32(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(kiln::rt::sigmoid_f32(-std::numeric_limits<float>::infinity()) == 0.f);
 }
