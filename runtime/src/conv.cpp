@@ -29,10 +29,9 @@ void valid_range(int64_t n_out, int64_t n_in, int64_t stride, int64_t offset, in
 
 // Columns [j0, j0 + nb) (output positions, row-major over OH x OW) of the column matrix for
 // one image and group, as a kg x nb matrix: row (c, kh, kw) holds, for each of those output
-// positions, the input value it multiplies (0 in padding).
-void im2col_cols(const Conv2dParams& p, const float* x, float* col, int64_t j0, int64_t nb) {
-  const int64_t kg = p.C / p.group * p.KH * p.KW;
-  for (int64_t r = 0; r < kg; ++r) {
+// positions, the input value it multiplies (0 in padding). Rows [r0, r1) only.
+void im2col_rows(const Conv2dParams& p, const float* x, float* col, int64_t j0, int64_t nb, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
     const int64_t kw = r % p.KW, kh = (r / p.KW) % p.KH, c = r / (p.KW * p.KH);
     const float* xc = x + c * p.H * p.W;
     float* out = col + r * nb;
@@ -63,6 +62,26 @@ void im2col_cols(const Conv2dParams& p, const float* x, float* col, int64_t j0, 
       for (int64_t ow = hi; ow < ow1; ++ow) o[ow - ow0] = 0.f;
     }
   }
+}
+
+// All kg rows, split across the pool (nullptr: serial). A one-chunk layer (ResNet's stride-2
+// 3 x 3 convs: 2304 x 196 floats) built its column matrix on one thread while the other
+// waited for the GEMM: the layer ran no faster on two threads than on one.
+void im2col_cols(const Conv2dParams& p, const float* x, float* col, int64_t j0, int64_t nb, ThreadPool* pool) {
+  const int64_t kg = p.C / p.group * p.KH * p.KW;
+  if (pool == nullptr || pool->size() == 1 || kg * nb < 16384) {
+    im2col_rows(p, x, col, j0, nb, 0, kg);
+    return;
+  }
+  struct Args {
+    const Conv2dParams* p;
+    const float* x;
+    float* col;
+    int64_t j0, nb;
+  } args{&p, x, col, j0, nb};
+  parallel_for(pool, kg, [a = &args](int64_t r0, int64_t r1) {
+    im2col_rows(*a->p, a->x, a->col, a->j0, a->nb, r0, r1);
+  });
 }
 
 // The GEMM of an image and group runs on chunks of output columns, so that its B operand (the
@@ -113,7 +132,7 @@ void run_chunk(const ConvGemm& a, int64_t k, ThreadPool* gemm_pool) {
   GemmOperand b{a.xg + j0, a.ohw, false, false};
   if (!a.pointwise) {
     float* col = a.scratch + k * a.kg * a.nb;
-    im2col_cols(*a.p, a.xg, col, j0, n);
+    im2col_cols(*a.p, a.xg, col, j0, n, gemm_pool);
     b = GemmOperand{col, n, false, false};
   }
   // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
@@ -141,7 +160,7 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
       ga.bias = bias ? bias + g * ga.mg : nullptr;
       const float* a = ga.xg;
       if (!ga.pointwise) {
-        im2col_cols(p, ga.xg, col, 0, ga.ohw);
+        im2col_cols(p, ga.xg, col, 0, ga.ohw, pool);
         a = col;
       }
       const GemmOperand wb = w_packed ? GemmOperand{w + g * static_cast<int64_t>(gemm_f32_packed_b_floats(ga.kg, ga.mg)),
