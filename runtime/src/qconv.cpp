@@ -1,6 +1,12 @@
-// Quantized convolution (qconv.h): im2row + qgemm per image and group.
+// Quantized convolution (qconv.h). Everything but depthwise is a GEMM with the weights on the
+// left: y[m, j] = sum_k w[m, k] x[k, j], with j the output pixel, so that x in NCHW is the
+// right operand as it lies (1x1, stride 1) or after a row-wise im2col, and each output
+// channel's plane is written contiguously. The weights are packed at compile time in panels
+// of kMR channels (K in groups of 4 bytes, the unit of vpdpbusd) with their sums over K; the
+// activations per run in panels of kNR pixels (4 rows interleaved, as u8).
 #include "kiln/rt/qconv.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include <cstdlib>
@@ -8,9 +14,24 @@
 
 #include "kiln/rt/thread_pool.h"
 
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define KILN_QCONV_X86 1
+#else
+#define KILN_QCONV_X86 0
+#endif
+
 namespace kiln::rt {
 namespace {
 
+constexpr int64_t kMR = 6;   // output channels per weight panel
+constexpr int64_t kNR = 16;  // output pixels per activation panel
+constexpr int64_t kHeader = 64;
+// Bytes of packed activations worked on against each weight panel: stays in L2.
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t k_groups(int64_t K) { return (K + 3) / 4; }
 int64_t patch_len(const Conv2dParams& p) { return p.C / p.group * p.KH * p.KW; }
 
 // Depthwise (one input and one output channel per group, small kernel): a direct loop over
@@ -21,48 +42,390 @@ bool depthwise(const Conv2dParams& p) {
   return p.group == p.C && p.group == p.M && p.KH * p.KW <= kMaxDepthwiseTaps;
 }
 
+// ---- the packed weights of one group: header, row sums, panels ------------------------------
+
+struct WeightHeader {
+  int64_t K, M;      // patch length, output channels of the group
+  int32_t shift;     // 128 when the weights were u8 (stored as w - 128)
+};
+
+int64_t rowsum_bytes(int64_t M) { return round_up(round_up(M, kMR) * 4, 64); }
+
 size_t group_bytes(const Conv2dParams& p) {
-  return (qgemm_packed_b_bytes(patch_len(p), p.M / p.group) + 63) / 64 * 64;
+  const int64_t K = patch_len(p), mg = p.M / p.group;
+  return static_cast<size_t>(kHeader + rowsum_bytes(mg) + round_up(mg, kMR) * k_groups(K) * 4);
 }
 
 template <class T>
-void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
-  if (depthwise(p)) {
-    const int32_t shift = std::is_same_v<T, uint8_t> ? 128 : 0;
-    std::memset(packed, 0, 64);
-    std::memcpy(packed, &shift, sizeof shift);
-    for (int64_t i = 0; i < p.M * p.KH * p.KW; ++i)
-      packed[64 + i] = static_cast<unsigned char>(static_cast<int32_t>(w[i]) - shift);
-    return;
-  }
-  const int64_t K = patch_len(p), mg = p.M / p.group;
-  for (int64_t g = 0; g < p.group; ++g)
-    qgemm_pack_b(K, mg, w + g * mg * K, 1, K, packed + static_cast<size_t>(g) * group_bytes(p));
+void pack_group(int64_t K, int64_t M, const T* w, unsigned char* packed) {
+  const int32_t shift = std::is_same_v<T, uint8_t> ? 128 : 0;
+  std::memset(packed, 0, static_cast<size_t>(kHeader + rowsum_bytes(M)));
+  const WeightHeader h{K, M, shift};
+  std::memcpy(packed, &h, sizeof h);
+  int32_t* sums = reinterpret_cast<int32_t*>(packed + kHeader);
+  int8_t* panels = reinterpret_cast<int8_t*>(packed + kHeader + rowsum_bytes(M));
+  const int64_t kq = k_groups(K);
+  for (int64_t m0 = 0; m0 < M; m0 += kMR)
+    for (int64_t g = 0; g < kq; ++g)
+      for (int64_t r = 0; r < kMR; ++r)
+        for (int64_t t = 0; t < 4; ++t) {
+          const int64_t m = m0 + r, k = g * 4 + t;
+          const int32_t v = m < M && k < K ? static_cast<int32_t>(w[m * K + k]) - shift : 0;
+          panels[(m0 / kMR) * kq * kMR * 4 + g * kMR * 4 + r * 4 + t] = static_cast<int8_t>(v);
+          if (m < M) sums[m] += v;
+        }
 }
 
-// rows[r * K + col]: pixel r = oh * OW + ow, col = (c * KH + kh) * KW + kw of image n, group g.
-// Output rows [oh0, oh1) only (threads take disjoint ranges).
-void im2row(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g, unsigned char pad,
-            unsigned char* rows, int64_t oh0, int64_t oh1) {
-  const int64_t cg = p.C / p.group, K = patch_len(p);
-  for (int64_t oh = oh0; oh < oh1; ++oh)
-    for (int64_t c = 0; c < cg; ++c) {
-      const unsigned char* plane = x + ((n * p.C + g * cg + c) * p.H) * p.W;
-      for (int64_t kh = 0; kh < p.KH; ++kh) {
-        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-        for (int64_t kw = 0; kw < p.KW; ++kw) {
-          unsigned char* dst = rows + oh * p.OW * K + (c * p.KH + kh) * p.KW + kw;
-          if (ih < 0 || ih >= p.H) {
-            for (int64_t ow = 0; ow < p.OW; ++ow) dst[ow * K] = pad;
-            continue;
-          }
-          const unsigned char* src = plane + ih * p.W;
-          for (int64_t ow = 0; ow < p.OW; ++ow) {
-            const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
-            dst[ow * K] = iw >= 0 && iw < p.W ? src[iw] : pad;
-          }
-        }
+// ---- kernels: a kMR x kNR int32 tile over all of K -------------------------------------------
+// c[r * kNR + j] = sum over kq groups of w panel (s8, broadcast) x x panel (u8), rows < `rows`.
+using KernelFn = void (*)(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows);
+
+void kernel_portable(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
+  uint32_t t[kMR][kNR] = {};
+  for (int64_t g = 0; g < kq; ++g)
+    for (int r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < kNR; ++j) {
+        int32_t s = 0;  // 4 products: |s| <= 4 * 255 * 128
+        for (int64_t q = 0; q < 4; ++q)
+          s += static_cast<int32_t>(w[g * kMR * 4 + r * 4 + q]) * static_cast<int32_t>(x[g * 64 + j * 4 + q]);
+        t[r][j] += static_cast<uint32_t>(s);
       }
+  for (int r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < kNR; ++j) c[r * kNR + j] = static_cast<int32_t>(t[r][j]);
+}
+
+#if KILN_QCONV_X86
+int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// AVX2: both operands widened to int16, vpmaddwd (pairs summed in int32: exact); 8 pixels at
+// a time, per row two accumulators of 4 pixels x 2 partial sums.
+template <int R>
+__attribute__((target("avx2"))) void tile_avx2(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) {
+  for (int h = 0; h < 2; ++h) {
+    __m256i acc[R][2];
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t g = 0; g < kq; ++g) {
+      const uint8_t* xg = x + g * 64 + h * 32;
+      const __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xg)));
+      const __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xg + 16)));
+      const int8_t* wg = w + g * kMR * 4;
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < R; ++r) {
+        const __m128i w16 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(load_i32(wg + r * 4)));
+        const __m256i wv = _mm256_broadcastq_epi64(w16);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x0, wv));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x1, wv));
+      }
+    }
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      const __m256i s = _mm256_hadd_epi32(acc[r][0], acc[r][1]);  // [c0 c1 c4 c5 | c2 c3 c6 c7]
+      const __m256i v = _mm256_permute4x64_epi64(s, 0xD8);          // [c0 .. c7]
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + h * 8), v);
+    }
+  }
+}
+
+// AVX-512 VNNI on 256-bit registers: vpdpbusd adds four u8 x s8 products into int32, exact.
+template <int R>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni(int64_t kq, const int8_t* w,
+                                                                                      const uint8_t* x, int32_t* c) {
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kq; ++g) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * 64 + 32));
+    const int8_t* wg = w + g * kMR * 4;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      const __m256i wv = _mm256_set1_epi32(load_i32(wg + r * 4));
+      acc[r][0] = _mm256_dpbusd_epi32(acc[r][0], x0, wv);
+      acc[r][1] = _mm256_dpbusd_epi32(acc[r][1], x1, wv);
+    }
+  }
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + 8), acc[r][1]);
+  }
+}
+
+template <template <int> class Tile>
+void by_rows(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
+  switch (rows) {
+    case 1: Tile<1>::run(kq, w, x, c); break;
+    case 2: Tile<2>::run(kq, w, x, c); break;
+    case 3: Tile<3>::run(kq, w, x, c); break;
+    case 4: Tile<4>::run(kq, w, x, c); break;
+    case 5: Tile<5>::run(kq, w, x, c); break;
+    default: Tile<6>::run(kq, w, x, c); break;
+  }
+}
+
+template <int R>
+struct Avx2 {
+  static void run(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) { tile_avx2<R>(kq, w, x, c); }
+};
+template <int R>
+struct Vnni {
+  static void run(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) { tile_vnni<R>(kq, w, x, c); }
+};
+
+void kernel_avx2(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
+  by_rows<Avx2>(kq, w, x, c, rows);
+}
+void kernel_vnni(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
+  by_rows<Vnni>(kq, w, x, c, rows);
+}
+#endif
+
+KernelFn kernel_for(QGemmIsa isa) {
+  if (isa == QGemmIsa::automatic || !qgemm_isa_supported(isa)) {
+    isa = qgemm_isa_supported(QGemmIsa::avx512_vnni) ? QGemmIsa::avx512_vnni
+          : qgemm_isa_supported(QGemmIsa::avx2)      ? QGemmIsa::avx2
+                                                     : QGemmIsa::portable;
+  }
+  switch (isa) {
+#if KILN_QCONV_X86
+    case QGemmIsa::avx512_vnni: return kernel_vnni;
+    case QGemmIsa::avx2: return kernel_avx2;
+#else
+    case QGemmIsa::avx512_vnni:
+    case QGemmIsa::avx2:
+#endif
+    case QGemmIsa::automatic:
+    case QGemmIsa::portable: return kernel_portable;
+  }
+  return kernel_portable;
+}
+
+// ---- the activations: im2col rows, then panels ----------------------------------------------
+
+// Rows [k0, k1) of the column matrix of image n, group g: cols[k * OH*OW + oh * OW + ow] for
+// k = (c * KH + kh) * KW + kw; padding holds `pad` (x's zero point, so it adds nothing).
+void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g, unsigned char pad,
+            unsigned char* cols, int64_t k0, int64_t k1) {
+  const int64_t cg = p.C / p.group, plane = p.OH * p.OW;
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t kw = k % p.KW, kh = k / p.KW % p.KH, c = k / (p.KW * p.KH);
+    const unsigned char* src = x + (n * p.C + g * cg + c) * p.H * p.W;
+    unsigned char* dst = cols + k * plane;
+    // Output columns whose input column ow * stride_w + off lies inside the row: [lo, hi).
+    const int64_t off = kw * p.dil_w - p.pad_left;
+    int64_t lo = off >= 0 ? 0 : (-off + p.stride_w - 1) / p.stride_w;
+    int64_t hi = p.W - 1 - off >= 0 ? (p.W - 1 - off) / p.stride_w + 1 : 0;
+    lo = std::min(lo, p.OW);
+    hi = std::max(lo, std::min(hi, p.OW));
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      unsigned char* d = dst + oh * p.OW;
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      if (ih < 0 || ih >= p.H) {
+        std::memset(d, pad, static_cast<size_t>(p.OW));
+        continue;
+      }
+      const unsigned char* s = src + ih * p.W + off;
+      std::memset(d, pad, static_cast<size_t>(lo));
+      if (p.stride_w == 1) {
+        std::memcpy(d + lo, s + lo, static_cast<size_t>(hi - lo));
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * p.stride_w];
+      }
+      std::memset(d + hi, pad, static_cast<size_t>(p.OW - hi));
+    }
+  }
+}
+
+// Panels [p0, p1) of the K x N matrix src (row k at src + k * ld), as u8 (s8 flipped by
+// 128): panel[g * 64 + j * 4 + t] = src[4g + t, 16 panel + j], zero beyond K and N. With
+// `sums`, also sums[j] = the sum over k of the stored values of column j.
+void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t flip, uint8_t* out,
+            int32_t* sums, int64_t p0, int64_t p1) {
+  const int64_t kq = k_groups(K);
+  for (int64_t pn = p0; pn < p1; ++pn) {
+    const int64_t j0 = pn * kNR, nj = std::min(kNR, N - j0);
+    uint8_t* panel = out + pn * kq * 64;
+    for (int64_t g = 0; g < kq; ++g) {
+      uint8_t* d = panel + g * 64;
+#if KILN_QCONV_X86
+      if (nj == kNR && g * 4 + 4 <= K) {
+        const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+        __m128i r[4];
+        for (int t = 0; t < 4; ++t)
+          r[t] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (g * 4 + t) * ld + j0)), f);
+        const __m128i a_lo = _mm_unpacklo_epi8(r[0], r[1]), a_hi = _mm_unpackhi_epi8(r[0], r[1]);
+        const __m128i b_lo = _mm_unpacklo_epi8(r[2], r[3]), b_hi = _mm_unpackhi_epi8(r[2], r[3]);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi16(a_lo, b_lo));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16), _mm_unpackhi_epi16(a_lo, b_lo));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 32), _mm_unpacklo_epi16(a_hi, b_hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 48), _mm_unpackhi_epi16(a_hi, b_hi));
+        continue;
+      }
+#endif
+      for (int64_t j = 0; j < kNR; ++j)
+        for (int64_t t = 0; t < 4; ++t) {
+          const int64_t k = g * 4 + t;
+          d[j * 4 + t] = k < K && j < nj ? static_cast<uint8_t>(src[k * ld + j0 + j] ^ flip) : uint8_t{0};
+        }
+    }
+    if (sums == nullptr) continue;
+    uint32_t s[kNR] = {};
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < nj; ++j) s[j] += static_cast<uint8_t>(src[k * ld + j0 + j] ^ flip);
+    for (int64_t j = 0; j < kNR; ++j) sums[j0 + j] = static_cast<int32_t>(s[j]);
+  }
+}
+
+// ---- one image and group ---------------------------------------------------------------------
+
+struct GroupProblem {
+  int64_t K, M, N;           // patch length, channels of the group, output pixels
+  const int8_t* panels;      // packed weights
+  const int32_t* row_sums;
+  const uint8_t* x;          // packed activations
+  const int32_t* col_sums;   // null when every weight zero point is 0
+  uint32_t x_zero;           // of the stored (u8) activations
+  const int32_t* w_zero;     // per channel of the whole conv (1 or all), or null
+  int64_t w_zero_count;
+  uint32_t w_shift;
+  int64_t channel0;          // the group's first output channel
+  QGemmOutput out;           // row_stride 1, col_stride N: channel m's plane at m * N
+  KernelFn kernel;
+  // With a plain 8-bit output (qgemm_plain_8bit_output) and no column sums: per channel of the
+  // group, what is added to the sums (zero-point terms and bias) and the scale; else null.
+  const int32_t* add;
+  const double* scale;
+};
+
+uint32_t w_zero_of(const GroupProblem& q, int64_t m) {
+  const int64_t c = q.channel0 + m;
+  return (q.w_zero ? static_cast<uint32_t>(q.w_zero[q.w_zero_count > 1 ? c : 0]) : 0u) - q.w_shift;
+}
+
+// The tile's sums corrected for the zero points, then qgemm's epilogue along each channel's row:
+// sum (x - zx)(w - zw) = sum xw - zx sum_k w - zw sum_k x + K zx zw (modulo 2^32).
+uint32_t fixed_terms(const GroupProblem& q, int64_t m) {
+  return static_cast<uint32_t>(q.K) * q.x_zero * w_zero_of(q, m) - q.x_zero * static_cast<uint32_t>(q.row_sums[m]);
+}
+
+void finish(const GroupProblem& q, int32_t* acc, int64_t m0, int64_t rows, int64_t j0, int64_t n) {
+  if (q.add) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t m = m0 + r;
+      qgemm_requantize_row(q.out, acc + r * kNR, n, q.add[m], q.scale[m],
+                           static_cast<unsigned char*>(q.out.y) + (q.channel0 + m) * q.N + j0);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t m = m0 + r;
+    const uint32_t zw = w_zero_of(q, m);
+    const uint32_t fixed = fixed_terms(q, m);
+    int32_t* t = acc + r * kNR;
+    if (q.col_sums)
+      for (int64_t j = 0; j < n; ++j)
+        t[j] = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + fixed -
+                                    zw * static_cast<uint32_t>(q.col_sums[j0 + j]));
+    else
+      for (int64_t j = 0; j < n; ++j) t[j] = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + fixed);
+    qgemm_finish_column(q.out, t, j0, n, q.channel0 + m);
+  }
+}
+
+// Weight panels [mp0, mp1) x activation panels [np0, np1).
+void run_tiles(const GroupProblem& q, int64_t mp0, int64_t mp1, int64_t np0, int64_t np1) {
+  const int64_t kq = k_groups(q.K);
+  const int64_t block = std::max<int64_t>(1, kBlockBytes / (kq * 64));
+  alignas(64) int32_t acc[kMR * kNR];
+  for (int64_t nb = np0; nb < np1; nb += block) {
+    const int64_t nb_end = std::min(np1, nb + block);
+    for (int64_t mp = mp0; mp < mp1; ++mp) {
+      const int64_t m0 = mp * kMR, rows = std::min(kMR, q.M - m0);
+      const int8_t* w = q.panels + mp * kq * kMR * 4;
+      for (int64_t pn = nb; pn < nb_end; ++pn) {
+        const int64_t j0 = pn * kNR;
+        q.kernel(kq, w, q.x + pn * kq * 64, acc, static_cast<int>(rows));
+        finish(q, acc, m0, rows, j0, std::min(kNR, q.N - j0));
+      }
+    }
+  }
+}
+
+void run_group(const GroupProblem& q, ThreadPool* pool) {
+  const int64_t m_panels = (q.M + kMR - 1) / kMR, n_panels = (q.N + kNR - 1) / kNR;
+  const int threads = pool ? pool->size() : 1;
+  if (threads == 1 || m_panels * n_panels < 2) return run_tiles(q, 0, m_panels, 0, n_panels);
+  if (n_panels >= 2 * threads || n_panels >= m_panels)
+    parallel_for(pool, n_panels, [&](int64_t a, int64_t b) { run_tiles(q, 0, m_panels, a, b); });
+  else
+    parallel_for(pool, m_panels, [&](int64_t a, int64_t b) { run_tiles(q, a, b, 0, n_panels); });
+}
+
+bool direct_1x1(const Conv2dParams& p) {
+  return p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+         p.OH == p.H && p.OW == p.W;
+}
+
+// Scratch: the packed activations, their column sums, the column matrix (unless direct).
+size_t packed_x_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(round_up(p.OH * p.OW, kNR) * k_groups(patch_len(p)) * 4);
+}
+size_t col_sum_bytes(const Conv2dParams& p) { return static_cast<size_t>(round_up(p.OH * p.OW, kNR) * 4); }
+size_t channel_terms_bytes(const Conv2dParams& p) { return static_cast<size_t>(round_up(p.M / p.group * 12, 64)); }
+
+void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const int32_t* w_zero_point,
+               int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool,
+               QGemmIsa isa) {
+  const int64_t K = patch_len(p), mg = p.M / p.group, plane = p.OH * p.OW, cg = p.C / p.group;
+  const size_t elem = out.type == KILN_I32 || out.type == KILN_F32 ? 4 : 1;
+  const uint8_t flip = x.a_signed ? 0x80 : 0;
+  uint8_t* xpack = scratch;
+  int32_t* sums = reinterpret_cast<int32_t*>(scratch + packed_x_bytes(p));
+  int32_t* add = reinterpret_cast<int32_t*>(scratch + packed_x_bytes(p) + col_sum_bytes(p));
+  double* scale = reinterpret_cast<double*>(scratch + packed_x_bytes(p) + col_sum_bytes(p) + round_up(mg * 4, 8));
+  unsigned char* cols = scratch + packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p);
+  const bool direct = direct_1x1(p);
+  const int64_t n_panels = (plane + kNR - 1) / kNR;
+  const auto* xs = static_cast<const unsigned char*>(x.data);
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t g = 0; g < p.group; ++g) {
+      const unsigned char* wg = packed_w + static_cast<size_t>(g) * group_bytes(p);
+      WeightHeader h;
+      std::memcpy(&h, wg, sizeof h);
+      GroupProblem q{K, mg, plane, reinterpret_cast<const int8_t*>(wg + kHeader + rowsum_bytes(mg)),
+                     reinterpret_cast<const int32_t*>(wg + kHeader), xpack, nullptr,
+                     static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u), w_zero_point,
+                     w_zero_point_count, static_cast<uint32_t>(h.shift), g * mg, out, kernel_for(isa), nullptr,
+                     nullptr};
+      q.out.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * p.M * plane) * elem;
+      q.out.row_stride = 1;
+      q.out.col_stride = plane;
+      for (int64_t m = 0; m < mg && !q.col_sums; ++m)
+        if (w_zero_of(q, m) != 0) q.col_sums = sums;
+      if (!q.col_sums && qgemm_plain_8bit_output(out)) {
+        for (int64_t m = 0; m < mg; ++m) {
+          const int64_t c = g * mg + m;
+          const uint32_t bias = out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? c : 0]) : 0u;
+          add[m] = static_cast<int32_t>(fixed_terms(q, m) + bias);
+          scale[m] = out.scale ? static_cast<double>(out.scale[out.scale_count > 1 ? c : 0]) : 1.0;
+        }
+        q.add = add;
+        q.scale = scale;
+      }
+      const unsigned char* src = xs + (n * p.C + g * cg) * p.H * p.W;
+      if (!direct) {
+        const auto pad = static_cast<unsigned char>(x.zero_point);
+        parallel_for(pool, K, [&](int64_t k0, int64_t k1) { im2col(p, xs, n, g, pad, cols, k0, k1); });
+        src = cols;
+      }
+      int32_t* s = q.col_sums ? sums : nullptr;
+      parallel_for(pool, n_panels, [&](int64_t a, int64_t b) { pack_x(src, plane, K, plane, flip, xpack, s, a, b); });
+      run_group(q, pool);
     }
 }
 
@@ -109,16 +472,158 @@ void depthwise_rows(const Conv2dParams& p, const X* x, int32_t x_zero_point, con
   }
 }
 
+#if KILN_QCONV_X86
+// Vectorized depthwise (dilation 1, stride_w 1 or 2): per channel, the input minus its zero
+// point in a zero-padded plane of int16 pairs, P[r][i] = (x[r][s i], x[r][s i + 1]) (padded
+// columns), so that taps kw = 2j and 2j + 1 of 8 consecutive outputs are one load and one
+// vpmaddwd against the pair of weights (w[2j], w[2j + 1]) (0 past the kernel). Both factors
+// lie in [-255, 255]: the products and their sums are exact in int32.
+struct PairLayout {
+  int64_t rows, width;  // of the plane, in pairs
+};
+
+PairLayout pair_layout(const Conv2dParams& p) {
+  const int64_t rows = std::max(p.H + p.pad_top, (p.OH - 1) * p.stride_h + p.KH);
+  return {rows, round_up(round_up(p.OW, 32) + p.KW + 1, 16)};
+}
+
+bool depthwise_vectorizable(const Conv2dParams& p) {
+  return p.dil_h == 1 && p.dil_w == 1 && (p.stride_w == 1 || p.stride_w == 2);
+}
+
+// int32s of buffer per thread: the pair plane, one padded row of int16 (stride 1) and the
+// plane of sums (32 to spare).
+size_t depthwise_buffer_ints(const Conv2dParams& p) {
+  const PairLayout L = pair_layout(p);
+  return static_cast<size_t>(L.rows * L.width + L.width + 16 + p.OH * p.OW + 32);
+}
+
+// Padded row r of the pair plane from input row `src` (stride 1: through `row16`, the padded
+// row as int16).
+template <class X>
+__attribute__((target("avx2"))) void fill_pairs(const Conv2dParams& p, const PairLayout& L, const X* src,
+                                                int32_t x_zero_point, int32_t* pairs, int16_t* row16) {
+  const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(x_zero_point));
+  // Input columns that land in the plane: padded column iw + pad_left < 2 * width (stride 2),
+  // < width + 1 (stride 1).
+  const int64_t cols = p.stride_w == 2 ? 2 * L.width : L.width + 1;
+  const int64_t w_end = std::min(p.W, cols - p.pad_left);
+  int16_t* row = p.stride_w == 2 ? reinterpret_cast<int16_t*>(pairs) : row16;
+  const int64_t row_len = p.stride_w == 2 ? 2 * L.width : L.width + 16;
+  // The padding: columns before pad_left and from pad_left + w_end on.
+  std::memset(row, 0, static_cast<size_t>(p.pad_left) * sizeof(int16_t));
+  std::memset(row + p.pad_left + w_end, 0, static_cast<size_t>(row_len - p.pad_left - w_end) * sizeof(int16_t));
+  int16_t* d = row + p.pad_left;
+  int64_t iw = 0;
+  for (; iw + 16 <= w_end; iw += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + iw));
+    const __m256i v = std::is_signed_v<X> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + iw), _mm256_sub_epi16(v, z));
+  }
+  for (; iw < w_end; ++iw) d[iw] = static_cast<int16_t>(static_cast<int32_t>(src[iw]) - x_zero_point);
+  if (p.stride_w == 2) return;
+  // Stride 1: pairs[i] = (row16[i], row16[i + 1]), 16 at a time (width is a multiple of 16).
+  for (int64_t i = 0; i < L.width; i += 16) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row16 + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row16 + i + 1));
+    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
+
+template <class X>
+__attribute__((target("avx2"))) void depthwise_avx2(const Conv2dParams& p, const X* x, int32_t x_zero_point,
+                                                    const unsigned char* packed, const int32_t* w_zero_point,
+                                                    int64_t w_zero_point_count, const QGemmOutput& out, int64_t n,
+                                                    int64_t m0, int64_t m1, int32_t* buffer) {
+  int32_t shift;
+  std::memcpy(&shift, packed, sizeof shift);
+  const int8_t* weights = reinterpret_cast<const int8_t*>(packed + 64);
+  const int64_t taps = p.KH * p.KW, npairs = (p.KW + 1) / 2, s = p.stride_w;
+  const PairLayout L = pair_layout(p);
+  int32_t* plane_pairs = buffer;
+  int16_t* row16 = reinterpret_cast<int16_t*>(buffer + L.rows * L.width);
+  int32_t* acc = buffer + L.rows * L.width + L.width + 16;
+  __m256i wv[kMaxDepthwiseTaps];
+  int64_t offset[kMaxDepthwiseTaps];  // of each pair of taps in the plane, from the window's corner
+  for (int64_t kh = 0; kh < p.KH; ++kh)
+    for (int64_t j = 0; j < npairs; ++j) offset[kh * npairs + j] = kh * L.width + 2 * j / s;
+  const int64_t nt = p.KH * npairs;
+  for (int64_t m = m0; m < m1; ++m) {
+    const int32_t zw = (w_zero_point ? w_zero_point[w_zero_point_count > 1 ? m : 0] : 0) - shift;
+    for (int64_t kh = 0; kh < p.KH; ++kh)
+      for (int64_t j = 0; j < npairs; ++j) {
+        const int64_t k0 = kh * p.KW + 2 * j;
+        const int32_t w0 = static_cast<int32_t>(weights[m * taps + k0]) - zw;
+        const int32_t w1 = 2 * j + 1 < p.KW ? static_cast<int32_t>(weights[m * taps + k0 + 1]) - zw : 0;
+        wv[kh * npairs + j] = _mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(w1) << 16) |
+                                                                     (static_cast<uint32_t>(w0) & 0xFFFFu)));
+      }
+    // Padding rows (fill_pairs writes whole rows, padding included).
+    std::memset(plane_pairs, 0, static_cast<size_t>(p.pad_top * L.width) * sizeof(int32_t));
+    std::memset(plane_pairs + (p.pad_top + p.H) * L.width, 0,
+                static_cast<size_t>((L.rows - p.pad_top - p.H) * L.width) * sizeof(int32_t));
+    const X* plane = x + (n * p.C + m) * p.H * p.W;
+    for (int64_t ih = 0; ih < p.H; ++ih)
+      fill_pairs(p, L, plane + ih * p.W, x_zero_point, plane_pairs + (ih + p.pad_top) * L.width, row16);
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const int32_t* corner = plane_pairs + oh * p.stride_h * L.width;
+      // 32 outputs at a time (four independent sums); past the row's end this writes into the
+      // next row's sums, computed after it.
+      for (int64_t ow0 = 0; ow0 < p.OW; ow0 += 32) {
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t t = 0; t < nt; ++t) {
+          const int32_t* src = corner + ow0 + offset[t];
+          const __m256i w = wv[t];
+          a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), w));
+          a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8)), w));
+          a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 16)), w));
+          a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 24)), w));
+        }
+        int32_t* d = acc + oh * p.OW + ow0;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), a0);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8), a1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), a2);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 24), a3);
+      }
+    }
+    qgemm_finish_column(out, acc, 0, p.OH * p.OW, m);
+  }
+}
+#endif
+
 void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const int32_t* w_zero_point,
-                    int64_t w_zero_point_count, const QGemmOutput& out, ThreadPool* pool) {
+                    int64_t w_zero_point_count, const QGemmOutput& out, ThreadPool* pool, QGemmIsa isa) {
   const int64_t plane = p.OH * p.OW;
   const size_t elem = out.type == KILN_I32 || out.type == KILN_F32 ? 4 : 1;
+#if KILN_QCONV_X86
+  const bool vectorized =
+      isa != QGemmIsa::portable && qgemm_isa_supported(QGemmIsa::avx2) && depthwise_vectorizable(p);
+#else
+  (void)isa;
+  const bool vectorized = false;
+#endif
   for (int64_t n = 0; n < p.N; ++n) {
     QGemmOutput o = out;
     o.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * p.M * plane) * elem;
     o.row_stride = 1;
     o.col_stride = plane;
     parallel_for(pool, p.M, [&](int64_t m0, int64_t m1) {
+#if KILN_QCONV_X86
+      if (vectorized) {
+        int32_t* buffer = static_cast<int32_t*>(std::malloc(depthwise_buffer_ints(p) * sizeof(int32_t)));
+        if (buffer == nullptr) return;  // out of memory: the output stays unwritten
+        if (x.a_signed)
+          depthwise_avx2(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, w_zero_point,
+                         w_zero_point_count, o, n, m0, m1, buffer);
+        else
+          depthwise_avx2(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, w_zero_point,
+                         w_zero_point_count, o, n, m0, m1, buffer);
+        std::free(buffer);
+        return;
+      }
+#endif
       int32_t* acc = static_cast<int32_t*>(std::malloc(static_cast<size_t>(plane) * sizeof(int32_t)));
       if (acc == nullptr) return;  // out of memory: the output stays unwritten
       if (x.a_signed)
@@ -130,6 +635,21 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
       std::free(acc);
     });
   }
+}
+
+
+template <class T>
+void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
+  if (depthwise(p)) {
+    const int32_t shift = std::is_same_v<T, uint8_t> ? 128 : 0;
+    std::memset(packed, 0, 64);
+    std::memcpy(packed, &shift, sizeof shift);
+    for (int64_t i = 0; i < p.M * p.KH * p.KW; ++i)
+      packed[64 + i] = static_cast<unsigned char>(static_cast<int32_t>(w[i]) - shift);
+    return;
+  }
+  const int64_t K = patch_len(p), mg = p.M / p.group;
+  for (int64_t g = 0; g < p.group; ++g) pack_group(K, mg, w + g * mg * K, packed + static_cast<size_t>(g) * group_bytes(p));
 }
 
 }  // namespace
@@ -149,32 +669,15 @@ void qconv2d_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char
 
 size_t qconv2d_scratch_bytes(const Conv2dParams& p) noexcept {
   if (depthwise(p)) return 0;
-  return static_cast<size_t>(p.OH * p.OW * patch_len(p));
+  const size_t cols = direct_1x1(p) ? 0 : static_cast<size_t>(patch_len(p) * p.OH * p.OW);
+  return packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p) + cols;
 }
 
 void qconv2d(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const int32_t* w_zero_point,
-             int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool) noexcept {
-  if (depthwise(p)) return depthwise_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, pool);
-  const int64_t K = patch_len(p), mg = p.M / p.group, plane = p.OH * p.OW;
-  const size_t elem = out.type == KILN_I32 || out.type == KILN_F32 ? 4 : 1;
-  const unsigned char pad = static_cast<unsigned char>(x.zero_point);
-  auto column = [mg](const auto* a, int64_t count, int64_t g) { return a && count > 1 ? a + g * mg : a; };
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t g = 0; g < p.group; ++g) {
-      parallel_for(pool, p.OH, [&](int64_t oh0, int64_t oh1) {
-        im2row(p, static_cast<const unsigned char*>(x.data), n, g, pad, scratch, oh0, oh1);
-      });
-      QGemmOutput o = out;
-      o.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>((n * p.M + g * mg) * plane) * elem;
-      o.row_stride = 1;
-      o.col_stride = plane;
-      o.bias = column(out.bias, out.bias_count, g);
-      o.scale = column(out.scale, out.scale_count, g);
-      o.offset = column(out.offset, out.offset_count, g);
-      qgemm(plane, mg, K, QGemmA{scratch, K, x.a_signed, x.zero_point},
-            packed_w + static_cast<size_t>(g) * group_bytes(p), column(w_zero_point, w_zero_point_count, g),
-            w_zero_point_count, o, pool);
-    }
+             int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool,
+             QGemmIsa isa) noexcept {
+  if (depthwise(p)) return depthwise_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, pool, isa);
+  gemm_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, scratch, pool, isa);
 }
 
 }  // namespace kiln::rt

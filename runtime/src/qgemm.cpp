@@ -409,6 +409,76 @@ void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, in
   pack_b_impl<uint8_t, from_u8>(K, N, src, stride_k, stride_n, 128, packed);
 }
 
+namespace {
+
+#if KILN_QGEMM_X86
+// finish_column's 8-bit output for contiguous values (row stride 1) with no offset and no clamp
+// of its own (QLinearConv's): v = t * scale in double, four lanes, clamped to the output's
+// range less the zero point and converted rounding half to even (the default rounding mode, on
+// which requantize()'s addition of 1.5 * 2^52 relies too). Clamping to integer bounds commutes
+// with the rounding, so this is requantize()'s result; NaN goes to the low end as there.
+template <bool Signed>
+__attribute__((target("avx2"))) void finish_contiguous_avx2(const QGemmOutput& o, const int32_t* acc, int64_t n,
+                                                            uint32_t bias, double scale, unsigned char* y) {
+  constexpr double qlo = Signed ? -128.0 : 0.0, qhi = Signed ? 127.0 : 255.0;
+  const double zp = o.y_zero_point;
+  const __m256d vs = _mm256_set1_pd(scale), clo = _mm256_set1_pd(qlo - zp), chi = _mm256_set1_pd(qhi - zp);
+  const __m128i vb = _mm_set1_epi32(static_cast<int32_t>(bias)), vz = _mm_set1_epi32(o.y_zero_point);
+  for (int64_t k0 = 0; k0 < n; k0 += 16) {
+    const int64_t m = n - k0 < 16 ? n - k0 : 16;
+    alignas(32) int32_t tail[16] = {};
+    const int32_t* t = acc + k0;
+    if (m < 16) {
+      std::memcpy(tail, t, static_cast<size_t>(m) * 4);
+      t = tail;
+    }
+    __m128i q[4];
+    for (int i = 0; i < 4; ++i) {
+      const __m128i ti = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 4 * i)), vb);
+      __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(ti), vs);
+      v = _mm256_max_pd(v, clo);  // v > clo ? v : clo (NaN: clo)
+      v = _mm256_min_pd(v, chi);
+      q[i] = _mm_add_epi32(_mm256_cvtpd_epi32(v), vz);
+    }
+    const __m128i w0 = _mm_packs_epi32(q[0], q[1]), w1 = _mm_packs_epi32(q[2], q[3]);
+    const __m128i b = Signed ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+    if (m == 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + k0), b);
+    } else {
+      alignas(16) unsigned char tmp[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
+      std::memcpy(y + k0, tmp, static_cast<size_t>(m));
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+bool qgemm_plain_8bit_output(const QGemmOutput& o) noexcept {
+  const bool no_offset = o.offset == nullptr || (o.offset_count == 1 && o.offset[0] == 0.0f);
+  return (o.type == KILN_U8 || o.type == KILN_I8) && no_offset && o.lo <= -3.4028235e38f && o.hi >= 3.4028235e38f;
+}
+
+void qgemm_requantize_row(const QGemmOutput& o, const int32_t* acc, int64_t n, int32_t add, double scale,
+                          unsigned char* y) noexcept {
+#if KILN_QGEMM_X86
+  static const bool avx2 = cpu_has(QGemmIsa::avx2);
+  if (avx2) {
+    if (o.type == KILN_U8)
+      finish_contiguous_avx2<false>(o, acc, n, static_cast<uint32_t>(add), scale, y);
+    else
+      finish_contiguous_avx2<true>(o, acc, n, static_cast<uint32_t>(add), scale, y);
+    return;
+  }
+#endif
+  for (int64_t k = 0; k < n; ++k) {
+    const double v = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(acc[k]) + static_cast<uint32_t>(add))) * scale;
+    y[k] = static_cast<unsigned char>(o.type == KILN_U8 ? requantize<uint8_t>(v, o.y_zero_point)
+                                                        : requantize<int8_t>(v, o.y_zero_point));
+  }
+}
+
 void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept {
   const uint32_t bias = o.bias ? static_cast<uint32_t>(o.bias[pick(o.bias_count, j)]) : 0u;
   const double scale = o.scale ? static_cast<double>(o.scale[pick(o.scale_count, j)]) : 1.0;
@@ -416,6 +486,8 @@ void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, i
   const double lo = o.lo, hi = o.hi;
   const int64_t rs = o.row_stride;
   const int64_t base = i0 * rs + j * o.col_stride;
+  if (rs == 1 && qgemm_plain_8bit_output(o))
+    return qgemm_requantize_row(o, acc, n, static_cast<int32_t>(bias), scale, static_cast<unsigned char*>(o.y) + base);
   // In chunks, each through straight loops as in finish_tile.
   for (int64_t k0 = 0; k0 < n; k0 += kNR) {
     const int64_t m = n - k0 < kNR ? n - k0 : kNR;

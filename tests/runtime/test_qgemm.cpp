@@ -189,35 +189,162 @@ TEST_CASE("qgemm with K = 0 writes the epilogue of empty sums") {
   CHECK(y == std::vector<int32_t>{1, 2, 3, 1, 2, 3});
 }
 
+namespace {
+
+// qconv2d with int32 output against conv2d_integer, every kernel, serial and threaded.
+template <class X, class W>
+void check_qconv_i32(const Conv2dParams& p, const std::vector<X>& x, int32_t xz, const std::vector<W>& w,
+                     const std::vector<W>& wz8) {
+  const std::vector<int32_t> wz(wz8.begin(), wz8.end());
+  std::vector<int32_t> want(static_cast<size_t>(p.N * p.M * p.OH * p.OW)), got(want.size(), -1);
+  conv2d_integer<X, W>(p, x.data(), w.data(), want.data(), xz, wz8.empty() ? nullptr : wz8.data(),
+                       static_cast<int64_t>(wz8.size()), nullptr);
+  std::vector<unsigned char> packed(qconv2d_packed_weight_bytes(p)), scratch(qconv2d_scratch_bytes(p));
+  qconv2d_pack_weights(p, w.data(), packed.data());
+  QGemmOutput out;
+  out.y = got.data();
+  ThreadPool pool(2);
+  for (QGemmIsa isa : kIsas) {
+    if (!qgemm_isa_supported(isa)) continue;
+    CAPTURE(qgemm_isa_name(isa));
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::fill(got.begin(), got.end(), -1);
+      qconv2d(p, QGemmA{x.data(), 0, std::is_signed_v<X>, xz}, packed.data(), wz.empty() ? nullptr : wz.data(),
+              static_cast<int64_t>(wz.size()), out, scratch.empty() ? nullptr : scratch.data(), tp, isa);
+      int64_t bad = 0;
+      for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
+      CHECK(bad == 0);
+    }
+  }
+}
+
+// N, C, H, W, M, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, group
+const Conv2dParams kConvCases[] = {
+    {2, 3, 7, 6, 5, 3, 3, 7, 6, 1, 1, 1, 1, 1, 1, 1},
+    {1, 4, 9, 9, 6, 3, 2, 4, 4, 2, 2, 1, 0, 1, 2, 2},
+    {1, 6, 5, 5, 6, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 6},    // depthwise
+    {2, 4, 8, 7, 4, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 4},    // depthwise, stride 2
+    {1, 3, 6, 6, 3, 5, 5, 2, 2, 1, 1, 0, 0, 1, 1, 3},    // depthwise 5x5, no padding
+    {1, 20, 4, 3, 17, 1, 1, 4, 3, 1, 1, 0, 0, 1, 1, 1},  // 1x1, read directly
+    {1, 37, 9, 7, 13, 1, 1, 9, 7, 1, 1, 0, 0, 1, 1, 1},  // 1x1, K not a multiple of 4, 63 pixels
+    {1, 16, 11, 11, 7, 1, 1, 6, 6, 2, 2, 0, 0, 1, 1, 1}, // 1x1 stride 2 (im2col)
+    {1, 5, 13, 12, 19, 7, 7, 7, 6, 2, 2, 3, 3, 1, 1, 1}, // 7x7 stride 2, padding wider than a stride
+    {1, 8, 10, 10, 8, 3, 3, 10, 10, 1, 1, 2, 2, 2, 2, 1},// dilation 2
+    {1, 5, 37, 45, 5, 3, 3, 37, 45, 1, 1, 1, 1, 1, 1, 5},// depthwise, rows longer than 32 outputs
+    {2, 3, 17, 41, 3, 3, 3, 9, 22, 2, 2, 2, 2, 1, 1, 3}, // depthwise stride 2, padding 2, odd sizes
+    {1, 4, 9, 9, 4, 3, 3, 5, 5, 2, 1, 1, 1, 1, 1, 4},    // depthwise, stride 2 rows and 1 columns
+    {1, 4, 9, 10, 4, 2, 4, 8, 3, 1, 3, 0, 0, 1, 1, 4},   // depthwise stride 3 (plain loop), even kernel
+};
+
+}  // namespace
+
 TEST_CASE("qconv2d int32 matches conv2d_integer: padding, stride, dilation, groups, per-channel zero points") {
-  const Conv2dParams cases[] = {
-      // N, C, H, W, M, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, group
-      {2, 3, 7, 6, 5, 3, 3, 7, 6, 1, 1, 1, 1, 1, 1, 1},
-      {1, 4, 9, 9, 6, 3, 2, 4, 4, 2, 2, 1, 0, 1, 2, 2},
-      {1, 6, 5, 5, 6, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 6},   // depthwise
-      {2, 4, 8, 7, 4, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 4},   // depthwise, stride 2
-      {1, 3, 6, 6, 3, 5, 5, 2, 2, 1, 1, 0, 0, 1, 1, 3},   // depthwise 5x5, no padding
-      {1, 20, 4, 3, 17, 1, 1, 4, 3, 1, 1, 0, 0, 1, 1, 1},  // 1x1
-  };
   uint32_t seed = 40;
-  for (const Conv2dParams& p : cases) {
-    CAPTURE(p.group);
-    const auto x = random_ints<uint8_t>(static_cast<size_t>(p.N * p.C * p.H * p.W), seed++, 0, 255);
-    const auto w = random_ints<int8_t>(static_cast<size_t>(p.M * p.C / p.group * p.KH * p.KW), seed++, -128, 127);
-    const auto wz8 = random_ints<int8_t>(static_cast<size_t>(p.M), seed++, -5, 5);
-    const std::vector<int32_t> wz(wz8.begin(), wz8.end());
-    const int32_t xz = 77;
-    std::vector<int32_t> want(static_cast<size_t>(p.N * p.M * p.OH * p.OW)), got(want.size(), -1);
-    conv2d_integer<uint8_t, int8_t>(p, x.data(), w.data(), want.data(), xz, wz8.data(), p.M, nullptr);
+  for (const Conv2dParams& p : kConvCases) {
+    CAPTURE(p.C);
+    CAPTURE(p.KH);
+    const size_t xn = static_cast<size_t>(p.N * p.C * p.H * p.W), wn = static_cast<size_t>(p.M * p.C / p.group * p.KH * p.KW);
+    // u8 x s8 with per-channel zero points
+    check_qconv_i32(p, random_ints<uint8_t>(xn, seed, 0, 255), 77, random_ints<int8_t>(wn, seed + 1, -128, 127),
+                    random_ints<int8_t>(static_cast<size_t>(p.M), seed + 2, -5, 5));
+    // s8 x u8, per-tensor zero point
+    check_qconv_i32(p, random_ints<int8_t>(xn, seed + 3, -128, 127), -9, random_ints<uint8_t>(wn, seed + 4, 0, 255),
+                    std::vector<uint8_t>{131});
+    // u8 x s8, symmetric weights (no zero point: no column sums)
+    check_qconv_i32(p, random_ints<uint8_t>(xn, seed + 5, 0, 255), 0, random_ints<int8_t>(wn, seed + 6, -128, 127),
+                    std::vector<int8_t>{});
+    seed += 7;
+  }
+}
+
+TEST_CASE("qconv2d does not saturate on 255 x -128 over long K") {
+  const Conv2dParams p{1, 64, 5, 5, 7, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1};  // K = 576
+  const std::vector<uint8_t> x(static_cast<size_t>(64 * 25), 255);
+  for (int8_t wv : {int8_t(-128), int8_t(127)}) {
+    const std::vector<int8_t> w(static_cast<size_t>(7 * 576), wv);
+    check_qconv_i32(p, x, 0, w, std::vector<int8_t>{});
+    check_qconv_i32(p, x, 0, w, std::vector<int8_t>{0});
+  }
+  const std::vector<int8_t> xs(static_cast<size_t>(64 * 25), -128);
+  check_qconv_i32(p, xs, 127, std::vector<int8_t>(static_cast<size_t>(7 * 576), -128), std::vector<int8_t>{});
+}
+
+TEST_CASE("qconv2d requantized u8/s8 output matches qlinear_conv2d") {
+  uint32_t seed = 90;
+  for (const Conv2dParams& p : kConvCases) {
+    CAPTURE(p.C);
+    CAPTURE(p.KH);
+    const size_t xn = static_cast<size_t>(p.N * p.C * p.H * p.W), wn = static_cast<size_t>(p.M * p.C / p.group * p.KH * p.KW);
+    const size_t yn = static_cast<size_t>(p.N * p.M * p.OH * p.OW);
+    const auto x = random_ints<uint8_t>(xn, seed++, 0, 255);
+    const auto w = random_ints<int8_t>(wn, seed++, -128, 127);
+    const auto bias = random_ints<int32_t>(static_cast<size_t>(p.M), seed++, -3000, 3000);
+    std::vector<float> w_scale(static_cast<size_t>(p.M));
+    for (int64_t m = 0; m < p.M; ++m) w_scale[m] = 0.002f + 0.0005f * float(m % 7);
+    const float x_scale = 0.05f, y_scale = 0.4f;
+    const int32_t xz = 120;
+    std::vector<float> mult(static_cast<size_t>(p.M));
+    for (int64_t m = 0; m < p.M; ++m) mult[m] = float(qlinear_multiplier<float>(x_scale, w_scale[m], y_scale));
     std::vector<unsigned char> packed(qconv2d_packed_weight_bytes(p)), scratch(qconv2d_scratch_bytes(p));
     qconv2d_pack_weights(p, w.data(), packed.data());
-    QGemmOutput out;
-    out.y = got.data();
-    qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), wz.data(), p.M, out, scratch.data(), nullptr);
-    CHECK(got == want);
-    ThreadPool pool(2);
-    std::fill(got.begin(), got.end(), -1);
-    qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), wz.data(), p.M, out, scratch.data(), &pool);
+    std::vector<int32_t> acc(yn);
+    for (kiln_dtype type : {KILN_U8, KILN_I8}) {
+      const int32_t yz = type == KILN_U8 ? 9 : -20;
+      std::vector<uint8_t> want_u(yn), got_u(yn, 1);
+      std::vector<int8_t> want_s(yn), got_s(yn, 1);
+      if (type == KILN_U8)
+        qlinear_conv2d<uint8_t, int8_t, uint8_t, float>(p, x.data(), x_scale, xz, w.data(), w_scale.data(), p.M,
+                                                         nullptr, 0, y_scale, yz, bias.data(), acc.data(),
+                                                         want_u.data());
+      else
+        qlinear_conv2d<uint8_t, int8_t, int8_t, float>(p, x.data(), x_scale, xz, w.data(), w_scale.data(), p.M,
+                                                        nullptr, 0, y_scale, yz, bias.data(), acc.data(),
+                                                        want_s.data());
+      QGemmOutput out;
+      out.type = type;
+      out.y = type == KILN_U8 ? static_cast<void*>(got_u.data()) : static_cast<void*>(got_s.data());
+      out.bias = bias.data();
+      out.bias_count = p.M;
+      out.scale = mult.data();
+      out.scale_count = p.M;
+      out.y_zero_point = yz;
+      for (QGemmIsa isa : kIsas) {
+        if (!qgemm_isa_supported(isa)) continue;
+        CAPTURE(qgemm_isa_name(isa));
+        qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), nullptr, 0, out,
+                scratch.empty() ? nullptr : scratch.data(), nullptr, isa);
+        if (type == KILN_U8)
+          CHECK(got_u == want_u);
+        else
+          CHECK(got_s == want_s);
+      }
+    }
+  }
+}
+
+TEST_CASE("qlinear_add equals DequantizeLinear, Add, QuantizeLinear in f32, saturating at both ends") {
+  const int64_t n = 1000;  // blocks of 256 and a remainder
+  const auto a = random_ints<uint8_t>(n, 70, 0, 255);
+  const auto b = random_ints<uint8_t>(n, 71, 0, 255);
+  const float sa = 0.031f, sb = 0.047f, za = 120, zb = 3;
+  const QuantLayout per_tensor{1, 1, n, 1, 0, 0, 0};
+  std::vector<float> fa(n), fb(n), sum(n);
+  const uint8_t za8 = 120, zb8 = 3;
+  dequantize_linear<uint8_t, float, float>(a.data(), &sa, &za8, fa.data(), per_tensor);
+  dequantize_linear<uint8_t, float, float>(b.data(), &sb, &zb8, fb.data(), per_tensor);
+  for (int64_t i = 0; i < n; ++i) sum[i] = fa[i] + fb[i];
+  for (const float sy : {0.05f, 0.011f}) {  // the second saturates often
+    for (const int32_t zy : {0, 77}) {
+      std::vector<uint8_t> want(n), got(n, 1);
+      const uint8_t zy8 = static_cast<uint8_t>(zy);
+      quantize_linear<float, float, uint8_t>(sum.data(), &sy, &zy8, want.data(), per_tensor, KILN_F32, true);
+      qlinear_add<uint8_t, uint8_t, uint8_t>(a.data(), sa, za, b.data(), sb, zb, sy, float(zy), got.data(), n);
+      CHECK(got == want);
+    }
+    std::vector<int8_t> want(n), got(n, 1);
+    const int8_t zy8 = -5;
+    quantize_linear<float, float, int8_t>(sum.data(), &sy, &zy8, want.data(), per_tensor, KILN_F32, true);
+    qlinear_add<uint8_t, uint8_t, int8_t>(a.data(), sa, za, b.data(), sb, zb, sy, -5.0f, got.data(), n);
     CHECK(got == want);
   }
 }

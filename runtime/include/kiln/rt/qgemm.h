@@ -76,4 +76,13 @@ void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char
 // convolution): acc[k] is acc(i0 + k, j), k < n, zero points already applied.
 void qgemm_finish_column(const QGemmOutput& out, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept;
 
+// True when `out` is 8-bit with no offset and no clamp of its own (QLinearConv's, QLinearMatMul's).
+bool qgemm_plain_8bit_output(const QGemmOutput& out) noexcept;
+
+// For such an output: n contiguous values y[k] = saturate(round_half_even((acc[k] + add) * scale)
+// + out.y_zero_point) (acc[k] + add wrapping), the epilogue's result, vectorized where the CPU
+// allows; out.type and out.y_zero_point are read, nothing else.
+void qgemm_requantize_row(const QGemmOutput& out, const int32_t* acc, int64_t n, int32_t add, double scale,
+                          unsigned char* y) noexcept;
+
 }  // namespace kiln::rt

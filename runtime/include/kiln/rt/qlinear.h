@@ -112,4 +112,30 @@ void qlinear_conv2d(const Conv2dParams& p, const X* x, S x_scale, int32_t x_zero
     }
 }
 
+// kiln.QLinearAdd: y = QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) per tensor,
+// n elements each, in f32 step by step as those three ops compute it (quantize.h's per-tensor
+// loops), so exactly their result. Each dequantized operand is stored in a block before the
+// sum, so that no compiler merges a product and the sum into one fused multiply-add.
+template <class A, class B, class Y>
+void qlinear_add(const A* a, float a_scale, float a_zero_point, const B* b, float b_scale, float b_zero_point,
+                 float y_scale, float y_zero_point, Y* y, int64_t n) noexcept {
+  constexpr int64_t kBlock = 256;
+  float fa[kBlock], fb[kBlock];
+  const float lo = static_cast<float>(std::numeric_limits<Y>::lowest()) - y_zero_point;
+  const float hi = static_cast<float>(std::numeric_limits<Y>::max()) - y_zero_point;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t m = n - i0 < kBlock ? n - i0 : kBlock;
+    for (int64_t i = 0; i < m; ++i) fa[i] = (static_cast<float>(a[i0 + i]) - a_zero_point) * a_scale;
+    for (int64_t i = 0; i < m; ++i) fb[i] = (static_cast<float>(b[i0 + i]) - b_zero_point) * b_scale;
+    for (int64_t i = 0; i < m; ++i) {
+      float q = (fa[i] + fb[i]) / y_scale;
+      q = q == q ? q : 0.0f;
+      q = q > lo ? q : lo;
+      q = q < hi ? q : hi;
+      q = (q + 12582912.0f) - 12582912.0f;  // round half to even (exact for |q| <= 2^22)
+      y[i0 + i] = static_cast<Y>(static_cast<int32_t>(q + y_zero_point));
+    }
+  }
+}
+
 }  // namespace kiln::rt
