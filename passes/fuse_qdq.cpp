@@ -6,6 +6,11 @@
 //     becomes QLinearConv(xq, ..., wq, ..., bias as int32 at scale x_scale * w_scale[m])
 //   MatMul(DequantizeLinear(xq), DequantizeLinear(wq const 2-D)) -> QuantizeLinear
 //     becomes QLinearMatMul (per-tensor weight parameters)
+//   Add(DequantizeLinear(aq), DequantizeLinear(bq)) [-> Relu] -> QuantizeLinear, same shapes,
+//     becomes kiln.QLinearAdd (the same f32 arithmetic in one pass over the 8-bit values)
+//   MaxPool(DequantizeLinear(xq)) -> QuantizeLinear, with the same scale (positive) and zero
+//     point on both sides, becomes MaxPool(xq): the maximum commutes with a monotonic
+//     quantization, and quantizing a dequantized value gives it back
 //
 // Weights per tensor or per output channel (axis 0 of a Conv's weights); activations per
 // tensor. A Relu between the op and its QuantizeLinear goes when the output zero point is the
@@ -153,7 +158,50 @@ bool try_matmul(ir::Graph& graph, ir::Node& mm) {
   return true;
 }
 
-bool try_fuse(ir::Graph& graph, ir::Node& n) { return try_conv(graph, n) || try_matmul(graph, n); }
+// The same constant scalar (scale or zero point) of the same dtype.
+bool same_scalar(const ir::Value* a, const ir::Value* b) {
+  if (!a || !b || !a->is_constant() || !b->is_constant() || a->dtype() != b->dtype()) return false;
+  const ir::Tensor& x = a->constant();
+  const ir::Tensor& y = b->constant();
+  if (x.numel() != 1 || y.numel() != 1) return false;
+  if (a->dtype() == ir::DType::F32) return x.data<float>()[0] == y.data<float>()[0];
+  return x.as_int64(0) == y.as_int64(0);
+}
+
+bool try_maxpool(ir::Graph& graph, ir::Node& pool) {
+  if (pool.op() != "MaxPool" || pool.num_outputs() != 1 || !pool.output(0)->has_type()) return false;
+  ir::Node* dx = dequantize_of(pool.input(0), false, false, 0);
+  ir::Node* relu = nullptr;
+  ir::Node* q = quantize_after(pool.output(0), relu);
+  if (!dx || !q || relu || !dx->has_input(2) || !same_scalar(dx->input(1), q->input(1)) ||
+      !same_scalar(dx->input(2), q->input(2)) || !(dx->input(1)->constant().data<float>()[0] > 0.0f))
+    return false;
+  replace_with_node(graph, {&pool, q}, q->output(0), "MaxPool", {dx->input(0)}, pool.attrs(), pool.name());
+  return true;
+}
+
+bool try_add(ir::Graph& graph, ir::Node& add) {
+  if (add.op() != "Add" || !add.output(0)->has_type()) return false;
+  ir::Node* da = dequantize_of(add.input(0), false, false, 0);
+  ir::Node* db = dequantize_of(add.input(1), false, false, 0);
+  ir::Node* relu = nullptr;
+  ir::Node* q = quantize_after(add.output(0), relu);
+  if (!da || !db || !q || !da->input(0)->has_type() || !db->input(0)->has_type() ||
+      da->input(0)->shape() != db->input(0)->shape() || da->input(0)->shape() != add.output(0)->shape())
+    return false;
+  std::vector<ir::Node*> old = {&add};
+  if (relu) old.push_back(relu);
+  old.push_back(q);
+  replace_with_node(graph, old, q->output(0), "kiln.QLinearAdd",
+                    {da->input(0), da->input(1), da->input(2), db->input(0), db->input(1), db->input(2), q->input(1),
+                     q->input(2)},
+                    {}, add.name());
+  return true;
+}
+
+bool try_fuse(ir::Graph& graph, ir::Node& n) {
+  return try_conv(graph, n) || try_matmul(graph, n) || try_add(graph, n) || try_maxpool(graph, n);
+}
 
 }  // namespace
 

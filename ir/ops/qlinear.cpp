@@ -294,6 +294,39 @@ Cost integer_matmul_cost(const Node& node) {
   return {2.0 * static_cast<double>(s.numel()) * static_cast<double>(a[a.rank() - 1].value()), io_bytes(node)};
 }
 
+// ---- kiln.QLinearAdd ------------------------------------------------------------------------
+
+// Inputs: A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point (as
+// com.microsoft's QLinearAdd), per tensor, A and B of one shape (no broadcasting).
+void infer_qlinear_add(Node& n) {
+  require_8bit(n, 0);
+  require_8bit(n, 3);
+  for (size_t i : {size_t{1}, size_t{4}, size_t{6}}) require_dtype(n, i, {DType::F32});
+  for (size_t i = 1; i < 8; ++i)
+    if (i != 3) require_scalar(n, i);
+  if (n.has_input(2)) require_same_dtype(n, 0, 2);
+  if (n.has_input(5)) require_same_dtype(n, 3, 5);
+  if (n.has_input(7)) require_8bit(n, 7);
+  const Shape& a = n.input(0)->shape();
+  if (a != n.input(3)->shape())
+    fail("{}: A {} and B {} must have the same shape", n.describe(), a.str(), n.input(3)->shape().str());
+  n.output(0)->set_type(n.has_input(7) ? n.input(7)->dtype() : n.input(0)->dtype(), a);
+}
+
+void eval_qlinear_add(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  out[0] = Tensor(n.output(0)->dtype(), n.output(0)->shape().values());
+  const auto zp = [&](size_t i) { return static_cast<float>(zero_point(in, i)); };
+  visit_8bit(in[0]->dtype(), [&]<class A>() {
+    visit_8bit(in[3]->dtype(), [&]<class B>() {
+      visit_8bit(out[0].dtype(), [&]<class Y>() {
+        rt::qlinear_add<A, B, Y>(in[0]->data<A>(), in[1]->data<float>()[0], zp(2), in[3]->data<B>(),
+                                 in[4]->data<float>()[0], zp(5), in[6]->data<float>()[0], zp(7),
+                                 out[0].mutable_data<Y>(), out[0].numel());
+      });
+    });
+  });
+}
+
 }  // namespace
 
 void register_qlinear_ops(Registry& r) {
@@ -337,6 +370,16 @@ void register_qlinear_ops(Registry& r) {
       .infer = infer_qlinear_conv,
       .eval = eval_qlinear_conv,
       .cost = integer_conv_cost,
+  });
+  r.add(OpDef{
+      .name = "kiln.QLinearAdd",
+      .summary = "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)) per tensor, same shapes, in f32 as "
+                 "those ops compute it (fuse_qdq makes it)",
+      .inputs = {{"A"}, {"A_scale"}, {"A_zero_point", true}, {"B"}, {"B_scale"}, {"B_zero_point", true},
+                 {"C_scale"}, {"C_zero_point", true}},
+      .outputs = {"C"},
+      .infer = infer_qlinear_add,
+      .eval = eval_qlinear_add,
   });
 }
 

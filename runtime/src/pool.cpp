@@ -15,20 +15,28 @@ struct PoolArgs {
   int64_t pad_bottom, pad_right;
 };
 
-// max that lets a NaN in (from either side) win, as the comparisons below do.
-inline float max_nan(float m, float v) { return (v > m || v != v) ? v : m; }
+// max that lets a NaN in (from either side) win, as the comparisons below do (integers: max).
+template <class T>
+inline T max_nan(T m, T v) { return (v > m || v != v) ? v : m; }
+
+// What padding holds: -inf for floats, the lowest value for integers.
+template <class T>
+constexpr T pool_lowest() {
+  return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+}
 
 // The general loop: every tap checks its bounds. For windows whose padded row does not fit
 // maxpool_plane_rows's buffer.
-void maxpool_plane_checked(const Pool2dParams& p, const float* x, float* y) {
-  const float lowest = -std::numeric_limits<float>::infinity();
+template <class T>
+void maxpool_plane_checked(const Pool2dParams& p, const T* x, T* y) {
+  const T lowest = pool_lowest<T>();
   for (int64_t oh = 0; oh < p.OH; ++oh) {
     for (int64_t ow = 0; ow < p.OW; ++ow) {
-      float m = lowest;
+      T m = lowest;
       for (int64_t kh = 0; kh < p.KH; ++kh) {
         const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
         if (ih < 0 || ih >= p.H) continue;
-        const float* xr = x + ih * p.W;
+        const T* xr = x + ih * p.W;
         for (int64_t kw = 0; kw < p.KW; ++kw) {
           const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
           if (iw < 0 || iw >= p.W) continue;
@@ -44,38 +52,39 @@ void maxpool_plane_checked(const Pool2dParams& p, const float* x, float* y) {
 // vertical max, contiguous and vectorized) in a buffer laid out as the padded row (pads and
 // overhang hold -inf), then each output takes the max of its KW taps in that buffer, with no
 // bounds checks in either loop.
-void maxpool_plane(const Pool2dParams& p, const float* x, float* y) {
+template <class T>
+void maxpool_plane(const Pool2dParams& p, const T* x, T* y) {
   constexpr int64_t kRow = 4096;
   const int64_t len = (p.OW - 1) * p.stride_w + (p.KW - 1) * p.dil_w + 1;  // padded row, as read
   if (len > kRow || p.pad_left < 0) {
     maxpool_plane_checked(p, x, y);
     return;
   }
-  const float lowest = -std::numeric_limits<float>::infinity();
-  float buf[kRow];
+  const T lowest = pool_lowest<T>();
+  T buf[kRow];
   // Input columns [0, cols) land at buf[c + pad_left]; the rest of buf stays -inf.
   const int64_t cols = p.W < len - p.pad_left ? p.W : len - p.pad_left;
   for (int64_t oh = 0; oh < p.OH; ++oh) {
     for (int64_t i = 0; i < len; ++i) buf[i] = lowest;
-    float* const row = buf + p.pad_left;
+    T* const row = buf + p.pad_left;
     for (int64_t kh = 0; kh < p.KH; ++kh) {
       const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
       if (ih < 0 || ih >= p.H) continue;
-      const float* xr = x + ih * p.W;
+      const T* xr = x + ih * p.W;
       for (int64_t c = 0; c < cols; ++c) row[c] = max_nan(row[c], xr[c]);
     }
-    float* yr = y + oh * p.OW;
+    T* yr = y + oh * p.OW;
     if (p.KW == 3 && p.dil_w == 1 && p.stride_w == 2) {  // ResNet's stem: 3x3, stride 2
       for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const float* b = buf + 2 * ow;
+        const T* b = buf + 2 * ow;
         yr[ow] = max_nan(max_nan(b[0], b[1]), b[2]);
       }
     } else if (p.KW == 3 && p.dil_w == 1 && p.stride_w == 1) {
       for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow] = max_nan(max_nan(buf[ow], buf[ow + 1]), buf[ow + 2]);
     } else {
       for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const float* b = buf + ow * p.stride_w;
-        float m = b[0];
+        const T* b = buf + ow * p.stride_w;
+        T m = b[0];
         for (int64_t kw = 1; kw < p.KW; ++kw) m = max_nan(m, b[kw * p.dil_w]);
         yr[ow] = m;
       }
@@ -119,12 +128,27 @@ int64_t implied_end_pad(int64_t out, int64_t in, int64_t k, int64_t stride, int6
 
 }  // namespace
 
-void maxpool2d_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept {
-  PoolArgs args{&p, x, y, false, 0, 0};
-  parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
-    const Pool2dParams& q = *a->p;
-    for (int64_t i = i0; i < i1; ++i) maxpool_plane(q, a->x + i * q.H * q.W, a->y + i * q.OH * q.OW);
+namespace {
+
+template <class T>
+void maxpool2d(const Pool2dParams& p, const T* x, T* y, ThreadPool* pool) {
+  parallel_for(pool, p.N * p.C, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) maxpool_plane(p, x + i * p.H * p.W, y + i * p.OH * p.OW);
   });
+}
+
+}  // namespace
+
+void maxpool2d_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept {
+  maxpool2d(p, x, y, pool);
+}
+
+void maxpool2d_u8(const Pool2dParams& p, const uint8_t* x, uint8_t* y, ThreadPool* pool) noexcept {
+  maxpool2d(p, x, y, pool);
+}
+
+void maxpool2d_s8(const Pool2dParams& p, const int8_t* x, int8_t* y, ThreadPool* pool) noexcept {
+  maxpool2d(p, x, y, pool);
 }
 
 void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x, float* y,

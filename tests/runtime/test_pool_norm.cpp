@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/rt/norm.h"
@@ -232,5 +235,48 @@ TEST_CASE("layer_norm and rms_norm over rows longer than the 8 partial sums") {
       CHECK(y[row * len + i] == doctest::Approx((x[row * len + i] - m) * is * scale[i] + bias[i]).epsilon(1e-4));
       CHECK(r[row * len + i] == doctest::Approx(x[row * len + i] * ir * scale[i]).epsilon(1e-4));
     }
+  }
+}
+
+TEST_CASE("maxpool2d_u8 and maxpool2d_s8 match a checked loop; padding never wins") {
+  auto check = [](auto tag, const Pool2dParams& p, uint32_t seed) {
+    using T = decltype(tag);
+    std::mt19937 gen(seed);
+    std::vector<T> x(static_cast<size_t>(p.N * p.C * p.H * p.W));
+    for (T& v : x) v = static_cast<T>(gen());
+    x[0] = std::numeric_limits<T>::lowest();
+    x[1] = std::numeric_limits<T>::max();
+    std::vector<T> want(static_cast<size_t>(p.N * p.C * p.OH * p.OW)), got(want.size(), T(7));
+    for (int64_t i = 0; i < p.N * p.C; ++i)
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          T m = std::numeric_limits<T>::lowest();
+          for (int64_t kh = 0; kh < p.KH; ++kh)
+            for (int64_t kw = 0; kw < p.KW; ++kw) {
+              const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+              const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+              if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) m = std::max(m, x[(i * p.H + ih) * p.W + iw]);
+            }
+          want[(i * p.OH + oh) * p.OW + ow] = m;
+        }
+    ThreadPool tp(2);
+    if constexpr (std::is_same_v<T, uint8_t>)
+      maxpool2d_u8(p, x.data(), got.data(), &tp);
+    else
+      maxpool2d_s8(p, x.data(), got.data(), &tp);
+    CHECK(got == want);
+  };
+  // N, C, H, W, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw
+  const Pool2dParams cases[] = {
+      {1, 4, 112, 112, 3, 3, 56, 56, 2, 2, 1, 1, 1, 1},  // ResNet's stem
+      {2, 3, 13, 17, 3, 3, 7, 9, 2, 2, 1, 1, 1, 1},
+      {1, 2, 9, 11, 3, 3, 9, 11, 1, 1, 1, 1, 1, 1},
+      {1, 2, 12, 13, 3, 2, 4, 6, 3, 2, 0, 1, 2, 1},
+      {1, 1, 2, 5000, 1, 3, 2, 5000, 1, 1, 0, 1, 1, 1},  // the checked path
+  };
+  uint32_t seed = 5;
+  for (const Pool2dParams& p : cases) {
+    check(uint8_t{}, p, seed++);
+    check(int8_t{}, p, seed++);
   }
 }

@@ -1,5 +1,5 @@
-// MaxPool and AveragePool (1-D and 2-D f32 through the fast 2-D kernels; other ranks and
-// dtypes, and MaxPool's Indices, through pool_nd), LpPool (pool_nd), GlobalAveragePool (f32),
+// MaxPool and AveragePool (1-D and 2-D f32, and MaxPool on u8/s8, through the fast 2-D
+// kernels; other ranks and dtypes, and MaxPool's Indices, through pool_nd), LpPool (pool_nd), GlobalAveragePool (f32),
 // GlobalMaxPool (any ordered dtype).
 #include <fmt/format.h>
 
@@ -30,12 +30,14 @@ std::string params_literal(const kiln::rt::Pool2dParams& p) {
       p.dil_h, p.dil_w, p.pad_bottom, p.pad_right);
 }
 
-// Whether the fast 2-D f32 kernels (pool.h) run the node.
-bool fast_2d(const ir::Node& node) {
+// Whether the fast 2-D kernels (pool.h) take the node's shape and outputs.
+bool fast_2d_shape(const ir::Node& node) {
   const size_t rank = node.input(0)->shape().rank();
-  return node.input(0)->dtype() == ir::DType::F32 && (rank == 3 || rank == 4) &&
-         !(node.num_outputs() > 1 && node.output(1));
+  return (rank == 3 || rank == 4) && !(node.num_outputs() > 1 && node.output(1));
 }
+
+// Whether the fast 2-D f32 kernels (pool.h) run the node.
+bool fast_2d(const ir::Node& node) { return node.input(0)->dtype() == ir::DType::F32 && fast_2d_shape(node); }
 
 std::string unsupported_window(const ir::Node& node) {
   const ir::DType t = node.input(0)->dtype();
@@ -68,9 +70,12 @@ void emit_pool_nd(EmitContext& ctx, const ir::Node& node) {
 }
 
 void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
-  if (!fast_2d(node)) return emit_pool_nd(ctx, node);
+  const ir::DType t = node.input(0)->dtype();
+  const bool byte = t == ir::DType::U8 || t == ir::DType::I8;  // quantized models' MaxPool
+  if (!fast_2d(node) && !(byte && fast_2d_shape(node))) return emit_pool_nd(ctx, node);
   ctx.line("const " + params_literal(pool_params(node)));
-  ctx.line(fmt::format("kiln::rt::maxpool2d_f32(p, {}, {}, pool);", ctx.in(node, 0),
+  ctx.line(fmt::format("kiln::rt::maxpool2d_{}(p, {}, {}, pool);",
+                       t == ir::DType::U8 ? "u8" : (t == ir::DType::I8 ? "s8" : "f32"), ctx.in(node, 0),
                        ctx.out(node, 0)));
 }
 

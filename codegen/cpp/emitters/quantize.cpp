@@ -1,5 +1,5 @@
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
-// ConvInteger and QLinearConv:
+// ConvInteger, QLinearConv and kiln.QLinearAdd:
 // calls to the runtime's loops (kiln/rt/quantize.h, kiln/rt/qlinear.h), the functions kiln's
 // reference runs too. When the weights and the quantization parameters are constants, the
 // integer matmuls and convolutions run on the int8 GEMM instead (kiln/rt/qgemm.h, qconv.h:
@@ -287,6 +287,17 @@ size_t qlinear_conv_scratch(const ir::Node& node) {
   return static_cast<size_t>(numel_of(node.output(0))) * 4;
 }
 
+// kiln.QLinearAdd: qlinear_add over the whole tensor, scales and zero points read at run time.
+void emit_qlinear_add(EmitContext& ctx, const ir::Node& node) {
+  const auto zp = [&](size_t i) {
+    return node.has_input(i) ? fmt::format("static_cast<float>({}[0])", ctx.in(node, i)) : std::string("0.0f");
+  };
+  ctx.line(fmt::format("kiln::rt::qlinear_add<{}, {}, {}>({}, {}[0], {}, {}, {}[0], {}, {}[0], {}, {}, {});",
+                       cpp_type(node.input(0)->dtype()), cpp_type(node.input(3)->dtype()),
+                       cpp_type(node.output(0)->dtype()), ctx.in(node, 0), ctx.in(node, 1), zp(2), ctx.in(node, 3),
+                       ctx.in(node, 4), zp(5), ctx.in(node, 6), zp(7), ctx.out(node, 0), numel_of(node.output(0))));
+}
+
 }  // namespace
 
 void register_quantize_emitters(EmitterRegistry& r) {
@@ -299,6 +310,7 @@ void register_quantize_emitters(EmitterRegistry& r) {
         Emitter{.emit = emit_conv_integer, .scratch_bytes = conv_integer_scratch, .packs_input = packs_conv_integer});
   r.add("QLinearConv",
         Emitter{.emit = emit_qlinear_conv, .scratch_bytes = qlinear_conv_scratch, .packs_input = packs_qlinear_conv});
+  r.add("kiln.QLinearAdd", Emitter{.emit = emit_qlinear_add});
 }
 
 }  // namespace kiln::codegen::cpp

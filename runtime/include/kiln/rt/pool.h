@@ -19,6 +19,10 @@ struct Pool2dParams {
 
 // Padding never wins (acts as -inf); a window with no input element gives -inf.
 void maxpool2d_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept;
+// The same on 8-bit values (quantized models: the maximum commutes with quantization); padding
+// acts as the type's lowest value.
+void maxpool2d_u8(const Pool2dParams& p, const uint8_t* x, uint8_t* y, ThreadPool* pool) noexcept;
+void maxpool2d_s8(const Pool2dParams& p, const int8_t* x, int8_t* y, ThreadPool* pool) noexcept;
 
 // Mean over the window. The divisor counts the window's elements inside the
 // input, or, with count_include_pad, inside the explicitly padded input
