@@ -76,135 +76,6 @@ void pack_group(int64_t K, int64_t M, const T* w, unsigned char* packed) {
         }
 }
 
-// ---- kernels: a kMR x kNR int32 tile over all of K -------------------------------------------
-// c[r * kNR + j] = sum over kq groups of w panel (s8, broadcast) x x panel (u8), rows < `rows`.
-using KernelFn = void (*)(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows);
-
-void kernel_portable(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
-  uint32_t t[kMR][kNR] = {};
-  for (int64_t g = 0; g < kq; ++g)
-    for (int r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < kNR; ++j) {
-        int32_t s = 0;  // 4 products: |s| <= 4 * 255 * 128
-        for (int64_t q = 0; q < 4; ++q)
-          s += static_cast<int32_t>(w[g * kMR * 4 + r * 4 + q]) * static_cast<int32_t>(x[g * 64 + j * 4 + q]);
-        t[r][j] += static_cast<uint32_t>(s);
-      }
-  for (int r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < kNR; ++j) c[r * kNR + j] = static_cast<int32_t>(t[r][j]);
-}
-
-#if KILN_QCONV_X86
-int32_t load_i32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// AVX2: both operands widened to int16, vpmaddwd (pairs summed in int32: exact); 8 pixels at
-// a time, per row two accumulators of 4 pixels x 2 partial sums.
-template <int R>
-__attribute__((target("avx2"))) void tile_avx2(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) {
-  for (int h = 0; h < 2; ++h) {
-    __m256i acc[R][2];
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    for (int64_t g = 0; g < kq; ++g) {
-      const uint8_t* xg = x + g * 64 + h * 32;
-      const __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xg)));
-      const __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xg + 16)));
-      const int8_t* wg = w + g * kMR * 4;
-      _Pragma("GCC unroll 8")
-      for (int r = 0; r < R; ++r) {
-        const __m128i w16 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(load_i32(wg + r * 4)));
-        const __m256i wv = _mm256_broadcastq_epi64(w16);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x0, wv));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x1, wv));
-      }
-    }
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m256i s = _mm256_hadd_epi32(acc[r][0], acc[r][1]);  // [c0 c1 c4 c5 | c2 c3 c6 c7]
-      const __m256i v = _mm256_permute4x64_epi64(s, 0xD8);          // [c0 .. c7]
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + h * 8), v);
-    }
-  }
-}
-
-// AVX-512 VNNI on 256-bit registers: vpdpbusd adds four u8 x s8 products into int32, exact.
-template <int R>
-__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni(int64_t kq, const int8_t* w,
-                                                                                      const uint8_t* x, int32_t* c) {
-  __m256i acc[R][2];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  for (int64_t g = 0; g < kq; ++g) {
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * 64));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * 64 + 32));
-    const int8_t* wg = w + g * kMR * 4;
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m256i wv = _mm256_set1_epi32(load_i32(wg + r * 4));
-      acc[r][0] = _mm256_dpbusd_epi32(acc[r][0], x0, wv);
-      acc[r][1] = _mm256_dpbusd_epi32(acc[r][1], x1, wv);
-    }
-  }
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR), acc[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + 8), acc[r][1]);
-  }
-}
-
-template <template <int> class Tile>
-void by_rows(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
-  switch (rows) {
-    case 1: Tile<1>::run(kq, w, x, c); break;
-    case 2: Tile<2>::run(kq, w, x, c); break;
-    case 3: Tile<3>::run(kq, w, x, c); break;
-    case 4: Tile<4>::run(kq, w, x, c); break;
-    case 5: Tile<5>::run(kq, w, x, c); break;
-    default: Tile<6>::run(kq, w, x, c); break;
-  }
-}
-
-template <int R>
-struct Avx2 {
-  static void run(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) { tile_avx2<R>(kq, w, x, c); }
-};
-template <int R>
-struct Vnni {
-  static void run(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c) { tile_vnni<R>(kq, w, x, c); }
-};
-
-void kernel_avx2(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
-  by_rows<Avx2>(kq, w, x, c, rows);
-}
-void kernel_vnni(int64_t kq, const int8_t* w, const uint8_t* x, int32_t* c, int rows) {
-  by_rows<Vnni>(kq, w, x, c, rows);
-}
-#endif
-
-KernelFn kernel_for(QGemmIsa isa) {
-  if (isa == QGemmIsa::automatic || !qgemm_isa_supported(isa)) {
-    isa = qgemm_isa_supported(QGemmIsa::avx512_vnni) ? QGemmIsa::avx512_vnni
-          : qgemm_isa_supported(QGemmIsa::avx2)      ? QGemmIsa::avx2
-                                                     : QGemmIsa::portable;
-  }
-  switch (isa) {
-#if KILN_QCONV_X86
-    case QGemmIsa::avx512_vnni: return kernel_vnni;
-    case QGemmIsa::avx2: return kernel_avx2;
-#else
-    case QGemmIsa::avx512_vnni:
-    case QGemmIsa::avx2:
-#endif
-    case QGemmIsa::automatic:
-    case QGemmIsa::portable: return kernel_portable;
-  }
-  return kernel_portable;
-}
-
 // ---- the activations: im2col rows, then panels ----------------------------------------------
 
 // Rows [k0, k1) of the column matrix of image n, group g: cols[k * OH*OW + oh * OW + ow] for
@@ -295,7 +166,7 @@ struct GroupProblem {
   uint32_t w_shift;
   int64_t channel0;          // the group's first output channel
   QGemmOutput out;           // row_stride 1, col_stride N: channel m's plane at m * N
-  KernelFn kernel;
+  QTileKernel kernel;        // weights (s8) broadcast, activations (u8) as vectors
   // With a plain 8-bit output (qgemm_plain_8bit_output) and no column sums: per channel of the
   // group, what is added to the sums (zero-point terms and bias) and the scale; else null.
   const int32_t* add;
@@ -400,7 +271,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       GroupProblem q{K, mg, plane, reinterpret_cast<const int8_t*>(wg + kHeader + rowsum_bytes(mg)),
                      reinterpret_cast<const int32_t*>(wg + kHeader), xpack, nullptr,
                      static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u), w_zero_point,
-                     w_zero_point_count, static_cast<uint32_t>(h.shift), g * mg, out, kernel_for(isa), nullptr,
+                     w_zero_point_count, static_cast<uint32_t>(h.shift), g * mg, out, qgemm_tile_kernel(isa, true), nullptr,
                      nullptr};
       q.out.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * p.M * plane) * elem;
       q.out.row_stride = 1;

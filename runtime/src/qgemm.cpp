@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/rt/thread_pool.h"
 
@@ -70,15 +71,22 @@ void pack_b_impl(int64_t K, int64_t N, const T* src, int64_t stride_k, int64_t s
 int8_t from_s8(int8_t v) { return v; }
 int8_t from_u8(uint8_t v) { return static_cast<int8_t>(static_cast<int32_t>(v) - 128); }
 
-// C tile (kMR x kNR int32, row-major) = sum over kq groups of A panel (u8) x B panel (s8),
-// for the first `rows` rows (the others are left unset).
-using KernelFn = void (*)(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows);
+// C tile (kMR x kNR int32, row-major) = sum over kq groups of the broadcast panel (kMR rows x 4
+// bytes a group) x the vector panel (kNR columns x 4 bytes a group), for the first `rows` rows
+// (the others are left unset). BS: the broadcast operand is s8 and the vector operand u8 (qconv2d's
+// weights x activations); else the broadcast is u8 and the vector s8 (qgemm's A x B).
+using KernelFn = QTileKernel;
 
-void kernel_portable(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+template <bool BS>
+void kernel_portable(int64_t kq, const void* bcast, const void* vec, int32_t* c, int rows) {
+  using Bc = std::conditional_t<BS, int8_t, uint8_t>;
+  using Vc = std::conditional_t<BS, uint8_t, int8_t>;
+  const Bc* a = static_cast<const Bc*>(bcast);
+  const Vc* b = static_cast<const Vc*>(vec);
   uint32_t t[kMR][kNR] = {};
   for (int64_t g = 0; g < kq; ++g) {
-    const uint8_t* ag = a + g * kMR * 4;
-    const int8_t* bg = b + g * 64;
+    const Bc* ag = a + g * kMR * 4;
+    const Vc* bg = b + g * 64;
     for (int r = 0; r < rows; ++r)
       for (int64_t j = 0; j < kNR; ++j) {
         int32_t s = 0;  // 4 products: |s| <= 4 * 255 * 128, no overflow
@@ -99,21 +107,23 @@ int32_t load_i32(const void* p) {
 
 // AVX2: operands widened to int16 and multiplied with vpmaddwd (pairs summed in int32, exact).
 // 8 columns at a time: per row two accumulators of 4 columns x 2 partial sums.
-template <int R>
-__attribute__((target("avx2"))) void tile_avx2(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c) {
+template <bool BS, int R>
+__attribute__((target("avx2"))) void tile_avx2(int64_t kq, const uint8_t* a, const uint8_t* b, int32_t* c) {
   for (int h = 0; h < 2; ++h) {
     __m256i acc[R][2];
     _Pragma("GCC unroll 8")
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     for (int64_t g = 0; g < kq; ++g) {
-      const int8_t* bg = b + g * 64 + h * 32;
-      const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg)));
-      const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16)));
+      const uint8_t* bg = b + g * 64 + h * 32;
+      const __m128i l0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bg));
+      const __m128i l1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16));
+      const __m256i b0 = BS ? _mm256_cvtepu8_epi16(l0) : _mm256_cvtepi8_epi16(l0);
+      const __m256i b1 = BS ? _mm256_cvtepu8_epi16(l1) : _mm256_cvtepi8_epi16(l1);
       const uint8_t* ag = a + g * kMR * 4;
       _Pragma("GCC unroll 8")
       for (int r = 0; r < R; ++r) {
-        const __m128i a16 = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(load_i32(ag + r * 4)));
-        const __m256i av = _mm256_broadcastq_epi64(a16);
+        const __m128i a4 = _mm_cvtsi32_si128(load_i32(ag + r * 4));
+        const __m256i av = _mm256_broadcastq_epi64(BS ? _mm_cvtepi8_epi16(a4) : _mm_cvtepu8_epi16(a4));
         acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
         acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
       }
@@ -129,9 +139,9 @@ __attribute__((target("avx2"))) void tile_avx2(int64_t kq, const uint8_t* a, con
 }
 
 // AVX-512 VNNI (on 256-bit registers): vpdpbusd adds four u8 x s8 products into int32, exact.
-template <int R>
+template <bool BS, int R>
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni(int64_t kq, const uint8_t* a,
-                                                                                      const int8_t* b, int32_t* c) {
+                                                                                      const uint8_t* b, int32_t* c) {
   __m256i acc[R][2];
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
@@ -142,8 +152,9 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_v
     _Pragma("GCC unroll 8")
     for (int r = 0; r < R; ++r) {
       const __m256i av = _mm256_set1_epi32(load_i32(ag + r * 4));
-      acc[r][0] = _mm256_dpbusd_epi32(acc[r][0], av, b0);
-      acc[r][1] = _mm256_dpbusd_epi32(acc[r][1], av, b1);
+      // vpdpbusd's first factor is the u8 one
+      acc[r][0] = BS ? _mm256_dpbusd_epi32(acc[r][0], b0, av) : _mm256_dpbusd_epi32(acc[r][0], av, b0);
+      acc[r][1] = BS ? _mm256_dpbusd_epi32(acc[r][1], b1, av) : _mm256_dpbusd_epi32(acc[r][1], av, b1);
     }
   }
   _Pragma("GCC unroll 8")
@@ -153,29 +164,32 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_v
   }
 }
 
-template <void (*T1)(int64_t, const uint8_t*, const int8_t*, int32_t*),
-          void (*T2)(int64_t, const uint8_t*, const int8_t*, int32_t*),
-          void (*T3)(int64_t, const uint8_t*, const int8_t*, int32_t*),
-          void (*T4)(int64_t, const uint8_t*, const int8_t*, int32_t*),
-          void (*T5)(int64_t, const uint8_t*, const int8_t*, int32_t*),
-          void (*T6)(int64_t, const uint8_t*, const int8_t*, int32_t*)>
-void by_rows(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
+template <bool BS>
+void kernel_avx2(int64_t kq, const void* bcast, const void* vec, int32_t* c, int rows) {
+  const auto* a = static_cast<const uint8_t*>(bcast);
+  const auto* b = static_cast<const uint8_t*>(vec);
   switch (rows) {
-    case 1: T1(kq, a, b, c); break;
-    case 2: T2(kq, a, b, c); break;
-    case 3: T3(kq, a, b, c); break;
-    case 4: T4(kq, a, b, c); break;
-    case 5: T5(kq, a, b, c); break;
-    default: T6(kq, a, b, c); break;
+    case 1: tile_avx2<BS, 1>(kq, a, b, c); break;
+    case 2: tile_avx2<BS, 2>(kq, a, b, c); break;
+    case 3: tile_avx2<BS, 3>(kq, a, b, c); break;
+    case 4: tile_avx2<BS, 4>(kq, a, b, c); break;
+    case 5: tile_avx2<BS, 5>(kq, a, b, c); break;
+    default: tile_avx2<BS, 6>(kq, a, b, c); break;
   }
 }
 
-void kernel_avx2(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
-  by_rows<tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>, tile_avx2<5>, tile_avx2<6>>(kq, a, b, c, rows);
-}
-
-void kernel_vnni(int64_t kq, const uint8_t* a, const int8_t* b, int32_t* c, int rows) {
-  by_rows<tile_vnni<1>, tile_vnni<2>, tile_vnni<3>, tile_vnni<4>, tile_vnni<5>, tile_vnni<6>>(kq, a, b, c, rows);
+template <bool BS>
+void kernel_vnni(int64_t kq, const void* bcast, const void* vec, int32_t* c, int rows) {
+  const auto* a = static_cast<const uint8_t*>(bcast);
+  const auto* b = static_cast<const uint8_t*>(vec);
+  switch (rows) {
+    case 1: tile_vnni<BS, 1>(kq, a, b, c); break;
+    case 2: tile_vnni<BS, 2>(kq, a, b, c); break;
+    case 3: tile_vnni<BS, 3>(kq, a, b, c); break;
+    case 4: tile_vnni<BS, 4>(kq, a, b, c); break;
+    case 5: tile_vnni<BS, 5>(kq, a, b, c); break;
+    default: tile_vnni<BS, 6>(kq, a, b, c); break;
+  }
 }
 #endif
 
@@ -210,20 +224,21 @@ QGemmIsa best_isa() {
   return isa;
 }
 
+template <bool BS>
 KernelFn kernel_for(QGemmIsa isa) {
   if (isa == QGemmIsa::automatic || !cpu_has(isa)) isa = best_isa();
   switch (isa) {
 #if KILN_QGEMM_X86
-    case QGemmIsa::avx512_vnni: return kernel_vnni;
-    case QGemmIsa::avx2: return kernel_avx2;
+    case QGemmIsa::avx512_vnni: return kernel_vnni<BS>;
+    case QGemmIsa::avx2: return kernel_avx2<BS>;
 #else
     case QGemmIsa::avx512_vnni:
     case QGemmIsa::avx2:
 #endif
     case QGemmIsa::automatic:
-    case QGemmIsa::portable: return kernel_portable;
+    case QGemmIsa::portable: return kernel_portable<BS>;
   }
-  return kernel_portable;
+  return kernel_portable<BS>;
 }
 
 // Packs rows [0, m) of A (row i at a + i * lda) into panels of kMR rows, K in groups of 4
@@ -517,6 +532,10 @@ void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, i
 
 bool qgemm_isa_supported(QGemmIsa isa) noexcept { return cpu_has(isa); }
 
+QTileKernel qgemm_tile_kernel(QGemmIsa isa, bool broadcast_signed) noexcept {
+  return broadcast_signed ? kernel_for<true>(isa) : kernel_for<false>(isa);
+}
+
 const char* qgemm_isa_name(QGemmIsa isa) noexcept {
   switch (isa) {
     case QGemmIsa::automatic: return qgemm_isa_name(best_isa());
@@ -546,7 +565,7 @@ void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char
             static_cast<uint32_t>(h.b_shift),
             K > 0 ? packed_colsums(packed_b) : nullptr,
             out,
-            kernel_for(isa)};
+            kernel_for<false>(isa)};
   if (K <= 0) {
     // Empty sums: acc = 0; the epilogue still runs (bias, offset, zero point).
     alignas(64) const int32_t zero[kMR * kNR] = {};

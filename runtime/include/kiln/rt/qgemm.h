@@ -39,6 +39,13 @@ enum class QGemmIsa { automatic, portable, avx2, avx512_vnni };
 bool qgemm_isa_supported(QGemmIsa isa) noexcept;
 const char* qgemm_isa_name(QGemmIsa isa) noexcept;
 
+// The kernel qgemm runs, for other packings of the same panels (qconv2d): a 6 x 16 int32 tile
+// c[r * 16 + j] = sum over kq groups g and t < 4 of broadcast[g * 24 + r * 4 + t] x
+// vector[g * 64 + j * 4 + t], for rows r < `rows`, exact. One operand is u8, the other s8:
+// `broadcast_signed` makes the broadcast one s8 (qgemm's A is u8 and its B s8).
+using QTileKernel = void (*)(int64_t kq, const void* broadcast, const void* vector, int32_t* c, int rows);
+QTileKernel qgemm_tile_kernel(QGemmIsa isa, bool broadcast_signed) noexcept;
+
 // What is done with acc(i, j) once the tile is final. With t = acc + bias[j] (wrapping):
 //   KILN_I32: y = t
 //   otherwise v = clamp(t * scale[j] + offset[j], lo, hi) (in double), then
