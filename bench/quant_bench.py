@@ -1,7 +1,7 @@
 """kiln int8 against kiln fp32 and ONNX Runtime int8: acceptance 2 of the quantization issue.
 
     python bench/quant_bench.py [--out build/bench] [--models resnet50,mobilenet_v2]
-                                [--threads 2] [--rounds 3] [--runs 10]
+                                [--threads 1,2] [--rounds 3] [--runs 10]
 
 For every model (bench/models.py: torchvision ResNet-50 and MobileNetV2, random weights,
 batch 1):
@@ -14,8 +14,12 @@ batch 1):
    quantization steps) and against fp32,
 4. times kiln fp32, kiln int8 and ORT int8 (and ORT fp32) at each thread count, alternating
    rounds as bench/bench.py does; the figure is the median over rounds of each round's median.
-   kiln's CPU time (all threads) is reported too: on a shared machine it is the steadier
-   comparison of kiln int8 with kiln fp32.
+   CPU time (all threads of the process) is reported too, for kiln and ONNX Runtime: on a
+   shared machine it is the steadier comparison (ORT's includes its spinning workers).
+
+When kiln has `--precision int8` (its own static quantization; detected from `kiln compile
+--help`), the fp32 model is also compiled that way, calibrated on the same 8 inputs, and timed
+as a further row.
 
 The issue asks for kiln int8 <= 0.55x kiln fp32 and faster than ORT int8. Prints a table and
 writes OUT/quant_results.json. Not a test: nothing fails on a timing.
@@ -46,8 +50,7 @@ def quantize(src, dst, entry, model_dir):
 
     class Samples(CalibrationDataReader):
         def __init__(self):
-            rng = np.random.default_rng(0)
-            self.samples = [{inp["name"]: rng.standard_normal(x.shape).astype(np.float32)} for _ in range(8)]
+            self.samples = [{inp["name"]: s} for s in calibration_samples(x.shape)]
 
         def get_next(self):
             return self.samples.pop() if self.samples else None
@@ -59,8 +62,39 @@ def quantize(src, dst, entry, model_dir):
     os.remove(pre)
 
 
-def compile_model(a, path, out):
-    r = B.run([a.kiln, "compile", path, "-o", out, "--name", "model", "--cpu", "native"])
+def calibration_samples(shape):
+    """The 8 seeded random inputs both ORT's and kiln's static quantization calibrate on."""
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+
+
+def kiln_static_int8(a):
+    """Whether this kiln has `--precision int8` (static, with calibration): its help names
+    --calibration-method."""
+    return "--calibration-method" in B.run([a.kiln, "compile", "--help"]).stdout
+
+
+def write_calibration(entry, model_dir, dst):
+    """The calibration samples in kiln's layout: DST/sample_NN/<input name>.npy."""
+    inp = entry["inputs"][0]
+    x = np.load(os.path.join(model_dir, inp["file"]))
+    for k, sample in enumerate(calibration_samples(x.shape)):
+        d = os.path.join(dst, f"sample_{k:02d}")
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, B.sanitize(inp["name"]) + ".npy"), sample)
+    return dst
+
+
+def time_ort(a, path, inputs, threads):
+    """ONNX Runtime's median wall and CPU time (bench/ort_time.py)."""
+    c = B.run([a.python, os.path.join(REPO, "bench", "ort_time.py"), path, inputs, "--threads",
+               str(threads), "--runs", str(a.runs)])
+    r = json.loads(c.stdout.strip().splitlines()[-1])
+    return r["median_ms"], r["cpu_median_ms"]
+
+
+def compile_model(a, path, out, extra=()):
+    B.run([a.kiln, "compile", path, "-o", out, "--name", "model", "--cpu", "native", *extra])
     return os.path.join(out, "model")
 
 
@@ -83,7 +117,7 @@ def main():
     p.add_argument("--kiln", default=os.path.join(REPO, "build", "bin", "kiln"))
     p.add_argument("--python", default=sys.executable, help="python that has onnxruntime")
     p.add_argument("--models", default="resnet50,mobilenet_v2")
-    p.add_argument("--threads", default="2")
+    p.add_argument("--threads", default="1,2")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
     a = p.parse_args()
@@ -103,6 +137,11 @@ def main():
         quantize(fp32, qdq, entry, model_dir)
         exe_f = compile_model(a, fp32, os.path.join(work, "kiln_fp32"))
         exe_q = compile_model(a, qdq, os.path.join(work, "kiln_int8"))
+        exe_s = None
+        if kiln_static_int8(a):  # kiln's own static quantization of the fp32 model
+            calib = write_calibration(entry, model_dir, os.path.join(work, "calibration"))
+            exe_s = compile_model(a, fp32, os.path.join(work, "kiln_int8_static"),
+                                  ["--precision", "int8", "--calibration", calib])
         in_args = B.kiln_input_args(fp32, inputs)
         got_q = outputs(exe_q, in_args, os.path.join(work, "out_int8"))[0].astype(np.float64)
         got_f = outputs(exe_f, in_args, os.path.join(work, "out_fp32"))[0].astype(np.float64)
@@ -117,7 +156,7 @@ def main():
         B.log(f"{name}: kiln int8 vs ORT int8 max abs {err_ort:.3g} ({err_ort / step:.2f} steps); "
               f"vs kiln fp32 {err_fp32:.2e} of scale, same top-1: {top1}")
         for t in threads:
-            kf, kq, oq, of, kf_cpu, kq_cpu = [], [], [], [], [], []
+            kf, kq, oq, of, kf_cpu, kq_cpu, oq_cpu, ks, ks_cpu = [], [], [], [], [], [], [], [], []
             for _ in range(a.rounds):
                 wall, cpu = B.time_kiln(exe_f, in_args, t, a.runs)
                 kf.append(wall)
@@ -125,17 +164,30 @@ def main():
                 wall, cpu = B.time_kiln(exe_q, in_args, t, a.runs)
                 kq.append(wall)
                 kq_cpu.append(cpu)
-                oq.append(B.time_ort(a, qdq, inputs, t))
+                if exe_s:
+                    wall, cpu = B.time_kiln(exe_s, in_args, t, a.runs)
+                    ks.append(wall)
+                    ks_cpu.append(cpu)
+                wall, cpu = time_ort(a, qdq, inputs, t)
+                oq.append(wall)
+                oq_cpu.append(cpu)
                 of.append(B.time_ort(a, fp32, inputs, t))
             row = dict(model=name, batch=1, threads=t, kiln_fp32_ms=statistics.median(kf),
                        kiln_int8_ms=statistics.median(kq), ort_int8_ms=statistics.median(oq),
                        ort_fp32_ms=statistics.median(of), kiln_fp32_cpu_ms=statistics.median(kf_cpu),
-                       kiln_int8_cpu_ms=statistics.median(kq_cpu), int8_vs_ort_steps=err_ort / step,
+                       kiln_int8_cpu_ms=statistics.median(kq_cpu), ort_int8_cpu_ms=statistics.median(oq_cpu),
+                       int8_vs_ort_steps=err_ort / step,
                        int8_vs_fp32_rel=err_fp32, same_top1=top1)
             row["int8_over_fp32"] = row["kiln_int8_ms"] / row["kiln_fp32_ms"]
             # CPU time: what the cores spent on each, meaningful on a shared machine too.
             row["int8_over_fp32_cpu"] = row["kiln_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
             row["int8_over_ort_int8"] = row["kiln_int8_ms"] / row["ort_int8_ms"]
+            row["int8_over_ort_int8_cpu"] = row["kiln_int8_cpu_ms"] / row["ort_int8_cpu_ms"]
+            if exe_s:
+                row["kiln_static_int8_ms"] = statistics.median(ks)
+                row["kiln_static_int8_cpu_ms"] = statistics.median(ks_cpu)
+                row["static_over_fp32_cpu"] = row["kiln_static_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
+                row["static_over_ort_int8_cpu"] = row["kiln_static_int8_cpu_ms"] / row["ort_int8_cpu_ms"]
             B.log(f"{name} threads {t}: kiln fp32 {row['kiln_fp32_ms']:.2f} ms, kiln int8 "
                   f"{row['kiln_int8_ms']:.2f} ms, ORT int8 {row['ort_int8_ms']:.2f} ms, ORT fp32 "
                   f"{row['ort_fp32_ms']:.2f} ms")
@@ -143,13 +195,23 @@ def main():
     with open(os.path.join(a.out, "quant_results.json"), "w") as f:
         json.dump({"machine": B.machine(), "rounds": a.rounds, "runs_per_round": a.runs, "rows": rows}, f, indent=2)
     print("| model | threads | kiln fp32 ms | kiln int8 ms | int8/fp32 (<= 0.55) | ORT int8 ms | kiln/ORT int8 (< 1) "
-          "| ORT fp32 ms | int8 vs ORT (steps) | kiln cpu ms fp32 / int8 (ratio) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| ORT fp32 ms | int8 vs ORT (steps) | CPU ms kiln fp32 / kiln int8 / ORT int8 | CPU int8/fp32 | CPU kiln/ORT int8 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['kiln_fp32_ms']:.2f} | {r['kiln_int8_ms']:.2f} | "
               f"{r['int8_over_fp32']:.2f} | {r['ort_int8_ms']:.2f} | {r['int8_over_ort_int8']:.2f} | "
               f"{r['ort_fp32_ms']:.2f} | {r['int8_vs_ort_steps']:.2f} | {r['kiln_fp32_cpu_ms']:.1f} / "
-              f"{r['kiln_int8_cpu_ms']:.1f} ({r['int8_over_fp32_cpu']:.2f}) |")
+              f"{r['kiln_int8_cpu_ms']:.1f} / {r['ort_int8_cpu_ms']:.1f} | {r['int8_over_fp32_cpu']:.2f} | "
+              f"{r['int8_over_ort_int8_cpu']:.2f} |")
+    static = [r for r in rows if "kiln_static_int8_ms" in r]
+    if static:
+        print("\nkiln --precision int8 (its own static quantization of the fp32 model):")
+        print("| model | threads | kiln int8 ms | CPU ms | CPU int8/fp32 | CPU kiln/ORT int8 |")
+        print("|---|---|---|---|---|---|")
+        for r in static:
+            print(f"| {r['model']} | {r['threads']} | {r['kiln_static_int8_ms']:.2f} | "
+                  f"{r['kiln_static_int8_cpu_ms']:.1f} | {r['static_over_fp32_cpu']:.2f} | "
+                  f"{r['static_over_ort_int8_cpu']:.2f} |")
 
 
 if __name__ == "__main__":
