@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/thread_pool.h"
 
@@ -379,6 +380,30 @@ struct ConvArgs {
   const Epilogue* epilogue;
 };
 
+// Plane i (image i / C, channel i % C) of a depthwise convolution, with the best kernel
+// for one plane; buf holds kPaddedFloats floats.
+void depthwise_plane_any(const ConvArgs& a, int64_t i, float* buf) {
+  const Conv2dParams& q = *a.p;
+  const bool padded = is_depthwise3x3(q) && padded_floats(q) <= kPaddedFloats;
+  const int64_t c = i % q.C;
+  float* plane = a.y + i * q.OH * q.OW;
+  const float* xp = a.x + i * q.H * q.W;
+  const float* wp = a.w + c * q.KH * q.KW;
+  const float b = a.bias ? a.bias[c] : 0.f;
+  if (padded && q.stride_w == 1) {
+    depthwise3x3_padded<1>(q, xp, wp, b, plane, *a.epilogue, i * q.OH * q.OW, buf);
+  } else if (padded) {
+    depthwise3x3_padded<2>(q, xp, wp, b, plane, *a.epilogue, i * q.OH * q.OW, buf);
+  } else if (is_depthwise3x3(q) && q.stride_w == 1) {
+    depthwise3x3_plane<1>(q, xp, wp, b, plane, *a.epilogue, i * q.OH * q.OW);
+  } else if (is_depthwise3x3(q)) {
+    depthwise3x3_plane<2>(q, xp, wp, b, plane, *a.epilogue, i * q.OH * q.OW);
+  } else {
+    depthwise_plane(q, xp, wp, b, plane);
+    if (a.epilogue->fn) a.epilogue->fn(a.epilogue->ctx, plane, i * q.OH * q.OW, q.OH * q.OW);
+  }
+}
+
 }  // namespace
 
 size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
@@ -428,28 +453,17 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
   ConvArgs args{&p, x, w, bias, y, scratch, &epilogue};
 
   if (is_depthwise(p)) {
-    parallel_for(pool, p.N * p.C, [a = &args](int64_t i0, int64_t i1) {
+    // Work units per image: groups of 8 channels for depthwise3x3_c8, then single planes.
+    const int64_t groups = depthwise3x3_c8_supported(p) ? p.C / 8 : 0, units = groups + (p.C - groups * 8);
+    parallel_for(pool, p.N * units, [a = &args, groups, units](int64_t i0, int64_t i1) {
       const Conv2dParams& q = *a->p;
-      const bool padded = is_depthwise3x3(q) && padded_floats(q) <= kPaddedFloats;
       float buf[kPaddedFloats];
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t c = i % q.C;
-        float* plane = a->y + i * q.OH * q.OW;
-        const float* xp = a->x + i * q.H * q.W;
-        const float* wp = a->w + c * q.KH * q.KW;
-        const float b = a->bias ? a->bias[c] : 0.f;
-        if (padded && q.stride_w == 1) {
-          depthwise3x3_padded<1>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW, buf);
-        } else if (padded) {
-          depthwise3x3_padded<2>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW, buf);
-        } else if (is_depthwise3x3(q) && q.stride_w == 1) {
-          depthwise3x3_plane<1>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW);
-        } else if (is_depthwise3x3(q)) {
-          depthwise3x3_plane<2>(q, xp, wp, b, plane, *a->epilogue, i * q.OH * q.OW);
-        } else {
-          depthwise_plane(q, xp, wp, b, plane);
-          if (a->epilogue->fn) a->epilogue->fn(a->epilogue->ctx, plane, i * q.OH * q.OW, q.OH * q.OW);
-        }
+        const int64_t n = i / units, u = i % units;
+        if (u < groups)
+          depthwise3x3_c8(q, n, u * 8, a->x, a->w, a->bias, a->y, *a->epilogue);
+        else
+          depthwise_plane_any(*a, n * q.C + groups * 8 + (u - groups), buf);
       }
     });
     return;

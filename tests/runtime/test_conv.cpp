@@ -255,3 +255,46 @@ TEST_CASE("winograd_choose_tile takes the shapes that pay") {
   CHECK(winograd_choose_tile(make(1, 64, 56, 56, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1)) == 0);   // stride 2
   CHECK(winograd_choose_tile(make(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 0);   // grouped
 }
+
+TEST_CASE("depthwise 3x3 on 8 channels at once (channel-interleaved bands) matches the reference") {
+  // Through conv2d_f32 (groups of 8 channels, the rest plane by plane) and with an epilogue
+  // that sees offsets; strides 1 and 2, pads 0..2, odd and tiny planes, planes split into
+  // several bands, channel counts that are not multiples of 8.
+  const Conv2dParams cases[] = {
+      make(1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16),     // MobileNet's 7 x 7
+      make(2, 8, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8),      // stride 2, even size
+      make(1, 11, 13, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 11),    // 8 + 3 single planes
+      make(1, 8, 15, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8),      // stride 2, odd size
+      make(1, 8, 9, 10, 8, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 8),       // no padding
+      make(1, 8, 9, 10, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 8),       // pads of 2
+      make(1, 8, 10, 9, 8, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 8),       // asymmetric pads
+      make(1, 8, 1, 1, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8),        // one pixel
+      make(1, 8, 2, 3, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8),        // tiny, stride 2
+      make(1, 8, 61, 67, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8),      // several bands
+      make(1, 16, 113, 111, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16),  // several bands, stride 2
+      make(1, 8, 3, 700, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8),      // wide: one row a band
+  };
+  const Epilogue ep{[](const void*, float* y, int64_t offset, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) y[i] = 2.f * y[i] + float(offset + i) / 1000.f;
+                    },
+                    nullptr};
+  ThreadPool pool(2);
+  uint32_t seed = 700;
+  for (const auto& p : cases) {
+    REQUIRE(p.OH > 0);
+    REQUIRE(p.OW > 0);
+    check(p, true, nullptr, seed);
+    check(p, false, &pool, seed);
+    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+    const auto w = random_floats(p.M * p.KH * p.KW, seed + 1);
+    const auto b = random_floats(p.M, seed + 2);
+    std::vector<float> r(p.N * p.M * p.OH * p.OW), y(r.size(), -7.f);
+    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = 2.f * r[i] + float(i) / 1000.f;
+    conv2d_f32_epilogue(p, x.data(), w.data(), b.data(), y.data(), nullptr, ep, &pool);
+    INFO("C=" << p.C << " H=" << p.H << " W=" << p.W << " stride=" << p.stride_h << " pads=" << p.pad_top << ","
+              << p.pad_left);
+    CHECK(max_rel_diff(y, r) < 1e-4);
+    seed += 3;
+  }
+}
