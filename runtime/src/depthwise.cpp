@@ -111,10 +111,20 @@ KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes
 // rows x OW pixels). Four pixels at a time: four independent chains of 9 FMAs.
 template <int64_t S>
 KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t rows, int64_t wp, const float* wt,
-                                const float* bv, float* out) {
+                                const float* bv, const Epilogue& ep, float* out) {
   __m256 wv[9];
   for (int64_t t = 0; t < 9; ++t) wv[t] = _mm256_loadu_ps(wt + t * kLanes);
   const __m256 bias = _mm256_loadu_ps(bv);
+  // The epilogue's clamp (fn_is_clamp) in registers; a NaN stays NaN, as in the clamp's fn.
+  const bool clamp = ep.fn != nullptr && ep.fn_is_clamp;
+  const __m256 lo = _mm256_set1_ps(ep.clamp_lo), hi = _mm256_set1_ps(ep.clamp_hi);
+  auto store = [&](float* o, __m256 v) KILN_AVX2_FMA {
+    if (clamp) {
+      v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
+      v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
+    }
+    _mm256_store_ps(o, v);
+  };
   const int64_t ow4 = p.OW / 4 * 4;
   for (int64_t r = 0; r < rows; ++r) {
     const float* a = in + r * S * wp * kLanes;
@@ -131,17 +141,17 @@ KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t 
           acc2 = _mm256_fmadd_ps(w, _mm256_load_ps(t + 2 * S * kLanes), acc2);
           acc3 = _mm256_fmadd_ps(w, _mm256_load_ps(t + 3 * S * kLanes), acc3);
         }
-      _mm256_store_ps(o + ow * kLanes, acc0);
-      _mm256_store_ps(o + (ow + 1) * kLanes, acc1);
-      _mm256_store_ps(o + (ow + 2) * kLanes, acc2);
-      _mm256_store_ps(o + (ow + 3) * kLanes, acc3);
+      store(o + ow * kLanes, acc0);
+      store(o + (ow + 1) * kLanes, acc1);
+      store(o + (ow + 2) * kLanes, acc2);
+      store(o + (ow + 3) * kLanes, acc3);
     }
     for (; ow < p.OW; ++ow) {
       __m256 acc = bias;
       for (int64_t kh = 0; kh < 3; ++kh)
         for (int64_t kw = 0; kw < 3; ++kw)
           acc = _mm256_fmadd_ps(wv[kh * 3 + kw], _mm256_load_ps(a + ((kh * wp) + ow * S + kw) * kLanes), acc);
-      _mm256_store_ps(o + ow * kLanes, acc);
+      store(o + ow * kLanes, acc);
     }
   }
 }
@@ -180,9 +190,9 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
   for (int64_t oh0 = 0; oh0 < p.OH; oh0 += band) {
     const int64_t rows = p.OH - oh0 < band ? p.OH - oh0 : band;
     fill_band(p, xs, oh0 * S, (rows - 1) * S + 3, wp, in);
-    compute_band<S>(p, in, rows, wp, &wt[0][0], bv, out);
+    compute_band<S>(p, in, rows, wp, &wt[0][0], bv, ep, out);
     store_band(out, rows * p.OW, ys, oh0 * p.OW);
-    if (ep.fn)
+    if (ep.fn && !ep.fn_is_clamp)  // a clamp was applied by compute_band
       for (int64_t k = 0; k < kLanes; ++k)
         ep.fn(ep.ctx, ys[k] + oh0 * p.OW, (n * p.M + c0 + k) * ohw + oh0 * p.OW, rows * p.OW);
   }

@@ -127,10 +127,20 @@ void pack_b(const Matrix& b, int64_t kc, int64_t n, float* out) {
   }
 }
 
+// What a tile gets as it is stored after its last K block, while in registers: the bias of
+// each of its rows (kMR floats, or nullptr), then a clamp to [lo, hi] (the epilogue's
+// fn_is_clamp). nullptr: nothing.
+struct StoreOps {
+  const float* bias;
+  bool clamp;
+  float lo, hi;
+};
+
 // C[0:kMR, 0:kNR] = alpha * sum_k a[k][i] * b[k][j] + beta * C over kc steps of packed panels
-// (beta == 0: C is not read). Partial edge tiles go through a kMR x kNR buffer (store_tile).
+// (beta == 0: C is not read), then `ops`. Partial edge tiles go through a kMR x kNR buffer
+// (store_tile).
 using KernelFn = void (*)(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
-                          int64_t ldc);
+                          int64_t ldc, const StoreOps* ops);
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
@@ -138,7 +148,7 @@ typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
 // The vector tile, written once; the wrappers below compile it for each target.
 __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* __restrict a,
                                                        const float* __restrict b, float alpha, float beta,
-                                                       float* __restrict c, int64_t ldc) {
+                                                       float* __restrict c, int64_t ldc, const StoreOps* ops) {
   vec8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {};
   vec8 c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {};
   for (int64_t k = 0; k < kc; ++k) {
@@ -166,6 +176,14 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* 
         vec8 old;
         std::memcpy(&old, row + h * 8, sizeof old);
         v = beta == 1.f ? v + old : v + beta * old;
+      }
+      if (ops != nullptr) {
+        if (ops->bias) v += ops->bias[i];
+        if (ops->clamp) {  // lo <= hi (Epilogue::fn_is_clamp): the same as clamp_to
+          const vec8 lo = vec8{} + ops->lo, hi = vec8{} + ops->hi;
+          v = v < lo ? lo : v;
+          v = v > hi ? hi : v;
+        }
       }
       std::memcpy(row + h * 8, &v, sizeof v);
     }
@@ -198,12 +216,13 @@ __attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* 
 
 #if KILN_GEMM_DISPATCH
 __attribute__((target("avx2,fma"))) void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
-                                                        float beta, float* c, int64_t ldc) {
-  vector_tile(kc, a, b, alpha, beta, c, ldc);
+                                                        float beta, float* c, int64_t ldc, const StoreOps* ops) {
+  vector_tile(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #elif defined(__GNUC__) || defined(__clang__)
-void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc) {
-  vector_tile(kc, a, b, alpha, beta, c, ldc);
+void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
+                   const StoreOps* ops) {
+  vector_tile(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #endif
 
@@ -223,8 +242,11 @@ void edge_vector(int64_t kc, const float* a, const float* b, float* acc) {
 #endif
 
 // Plain loops, for CPUs and compilers without the above (the compiler vectorizes what it can).
+// The clamp as StoreOps and Epilogue::fn_is_clamp define it (NaN kept).
+inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
 [[maybe_unused]] void kernel_portable(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
-                                      int64_t ldc) {
+                                      int64_t ldc, const StoreOps* ops) {
   float t[kMR][kNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int64_t i = 0; i < kMR; ++i)
@@ -235,7 +257,10 @@ void edge_vector(int64_t kc, const float* a, const float* b, float* acc) {
   for (int64_t i = 0; i < kMR; ++i)
     for (int64_t j = 0; j < kNR; ++j) {
       float v = alpha * t[i][j];
-      c[i * ldc + j] = beta == 0.f ? v : v + beta * c[i * ldc + j];
+      v = beta == 0.f ? v : v + beta * c[i * ldc + j];
+      if (ops != nullptr && ops->bias) v += ops->bias[i];
+      if (ops != nullptr && ops->clamp) v = clamp_to(v, ops->lo, ops->hi);
+      c[i * ldc + j] = v;
     }
 }
 
@@ -323,8 +348,9 @@ RowDotsFn row_dots8_kernel() {
 #endif
 }
 
-// C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read).
-void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta, float* c, int64_t ldc) {
+// C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read), then `ops` (its bias: m rows).
+void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta, float* c, int64_t ldc,
+                const StoreOps* ops) {
   for (int64_t i = 0; i < m; ++i) {
     float* row = c + i * ldc;
     const float* t = acc + i * kNR;
@@ -335,6 +361,10 @@ void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta,
     } else {
       for (int64_t j = 0; j < n; ++j) row[j] = alpha * t[j] + beta * row[j];
     }
+    if (ops != nullptr && ops->bias)
+      for (int64_t j = 0; j < n; ++j) row[j] += ops->bias[i];
+    if (ops != nullptr && ops->clamp)
+      for (int64_t j = 0; j < n; ++j) row[j] = clamp_to(row[j], ops->lo, ops->hi);
   }
 }
 
@@ -514,6 +544,16 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
     return;
   }
   alignas(64) float acc[kMR * kNR];
+  // The bias, and a clamp epilogue, are applied by the kernel as it stores each tile after
+  // the last K block; `after` is what is left for finish_block (another epilogue). As a
+  // second pass over C they cost as much as the FMAs of small-K layers (MobileNet's 1x1s):
+  // C's rows, ldc apart, conflict in L1.
+  const bool clamp = finish.epilogue != nullptr && finish.epilogue->fn != nullptr && finish.epilogue->fn_is_clamp;
+  StoreOps ops{nullptr, clamp, clamp ? finish.epilogue->clamp_lo : 0.f, clamp ? finish.epilogue->clamp_hi : 0.f};
+  TileFinish after = finish;
+  after.row_bias = nullptr;
+  if (clamp) after.epilogue = nullptr;
+  const bool kernel_ops = finish.row_bias != nullptr || clamp;
   const KernelFn kernel = tile_kernel();
   const EdgeKernels& edge = edge_kernels();
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -545,21 +585,26 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
             const int64_t mr = mc - ir < kMR ? mc - ir : kMR;
             float* ctile = C + (ic + ir) * ldc + jc + jr;
             const float* ap = apack + (ir / kMR) * kc * kMR;
+            const StoreOps* tile_ops = nullptr;
+            if (last_k && kernel_ops) {
+              ops.bias = finish.row_bias ? finish.row_bias + row0 + ic + ir : nullptr;
+              tile_ops = &ops;
+            }
             if (mr == kMR && nr == kNR) {
-              kernel(kc, ap, bp, alpha, beta_k, ctile, ldc);
+              kernel(kc, ap, bp, alpha, beta_k, ctile, ldc, tile_ops);
             } else {
               if (mr < kMR && edge.rows[mr])
                 edge.rows[mr](kc, ap, bp, acc);
               else
-                kernel(kc, ap, bp, 1.f, 0.f, acc, kNR);
-              store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc);
+                kernel(kc, ap, bp, 1.f, 0.f, acc, kNR, nullptr);
+              store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc, tile_ops);
             }
           }
-          // Bias and epilogue on each group of kFinishCols final columns, while still in
+          // Any other epilogue on each group of kFinishCols final columns, while still in
           // cache (not in a second pass), in row segments long enough to vectorize well.
-          if (last_k && finish.any() && (done % kFinishCols == 0 || done == nc)) {
+          if (last_k && after.any() && (done % kFinishCols == 0 || done == nc)) {
             const int64_t f0 = (done - 1) / kFinishCols * kFinishCols;
-            finish_block(finish, C + ic * ldc + jc + f0, ldc, row0 + ic, col0 + jc + f0, mc, done - f0);
+            finish_block(after, C + ic * ldc + jc + f0, ldc, row0 + ic, col0 + jc + f0, mc, done - f0);
           }
         }
       }

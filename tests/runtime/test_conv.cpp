@@ -84,7 +84,7 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
       make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),   // chunks that end mid-row, stride 2
       make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),   // 1x1 in chunks, a short last one
       make(2, 6, 13, 17, 12, 5, 3, 2, 1, 2, 0, 1, 2, 1, 2, 3),   // grouped, strided, dilated, odd
-      // few output positions: the transposed GEMM (3x3, stride 2, 1x1, grouped, 14x14)
+      // few output positions: the transposed GEMM (3x3, stride 2, 1x1, grouped; 14x14 is plain)
       make(1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),
       make(1, 16, 14, 14, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
       make(2, 40, 7, 7, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
@@ -182,8 +182,9 @@ TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the 
 
 TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
   CHECK(conv2d_scratch_floats(make(1, 8, 8, 8, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
-  // 30 positions run transposed (as 30 rows, not 32 columns): scratch holds Y^T.
-  CHECK(conv2d_scratch_floats(make(1, 8, 6, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 30 * 16);
+  // 49 positions run transposed (as 54 rows, not 64 columns): scratch holds Y^T.
+  CHECK(conv2d_scratch_floats(make(1, 8, 7, 7, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 49 * 16);
+  CHECK(conv2d_scratch_floats(make(1, 8, 14, 14, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64);
 }
@@ -295,6 +296,41 @@ TEST_CASE("depthwise 3x3 on 8 channels at once (channel-interleaved bands) match
     INFO("C=" << p.C << " H=" << p.H << " W=" << p.W << " stride=" << p.stride_h << " pads=" << p.pad_top << ","
               << p.pad_left);
     CHECK(max_rel_diff(y, r) < 1e-4);
+    seed += 3;
+  }
+}
+
+TEST_CASE("an epilogue given as clamp bounds (fn_is_clamp) is applied once, by whichever path") {
+  // fn clamps to [-0.5, 0.7]; kernels that know fn_is_clamp apply the bounds themselves.
+  const Epilogue ep{[](const void*, float* y, int64_t, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i) y[i] = y[i] < -0.5f ? -0.5f : (y[i] > 0.7f ? 0.7f : y[i]);
+                    },
+                    nullptr, true, -0.5f, 0.7f};
+  const Conv2dParams cases[] = {
+      make(1, 16, 13, 11, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // 1x1, edge tiles both ways
+      make(2, 40, 23, 23, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),     // im2col GEMM
+      make(1, 600, 9, 9, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),     // K over one block (512)
+      make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // 1x1 in chunks
+      make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),       // transposed GEMM
+      make(1, 19, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19),   // depthwise, 8 at once + planes
+      make(1, 4, 9, 9, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4),        // depthwise, general
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 900;
+  for (const auto& p : cases) {
+    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
+    const auto b = random_floats(p.M, seed + 2);
+    std::vector<float> r(p.N * p.M * p.OH * p.OW);
+    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ep.fn(nullptr, r.data(), 0, static_cast<int64_t>(r.size()));
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+      conv2d_f32_epilogue(p, x.data(), w.data(), b.data(), y.data(), scratch.empty() ? nullptr : scratch.data(), ep,
+                          tp);
+      INFO("C=" << p.C << " H=" << p.H << " M=" << p.M << " K=" << p.KH << " group=" << p.group);
+      CHECK(max_rel_diff(y, r) < 1e-4);
+    }
     seed += 3;
   }
 }
