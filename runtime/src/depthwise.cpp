@@ -60,8 +60,8 @@ KILN_AVX2_FMA inline void transpose8(__m256 r[8]) {
 
 // The 8 planes' input rows of a band, interleaved (pixel-major, 8 channels a pixel) into
 // `in`: `rows` rows of padded width wp starting at padded row pr0. Padding is zero.
-KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes], int64_t pr0, int64_t rows, int64_t wp,
-               float* in) {
+KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes], int64_t pr0, int64_t rows,
+                             int64_t wp, float* in) {
   const int64_t wv = p.W < wp - p.pad_left ? p.W : wp - p.pad_left;  // input columns stored
   const __m256 zero = _mm256_setzero_ps();
   int64_t ih_lo = pr0 - p.pad_top, ih_hi = ih_lo + rows;
@@ -79,30 +79,39 @@ KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes
   if (ih_hi > p.H) ih_hi = p.H;
   if (ih_lo >= ih_hi) return;
   // The band's input rows are one flat run of each plane: transposed 8 pixels at a time,
-  // each pixel stored at its padded position (wherever the run crosses a row).
-  const int64_t q_end = ih_hi * p.W;
-  int64_t q = ih_lo * p.W, ih = ih_lo, iw = 0;
-  auto dst = [&](int64_t h, int64_t w) { return in + ((h + p.pad_top - pr0) * wp + w + p.pad_left) * kLanes; };
+  // each pixel stored at its padded position (wherever the run crosses a row). Pixels past
+  // column wv are outside every window and not stored.
+  const int64_t W = p.W, q_end = ih_hi * W;
+  const int64_t next_row = wp * kLanes;
+  float* row = in + ((ih_lo + p.pad_top - pr0) * wp + p.pad_left) * kLanes;  // pixel (ih_lo, 0)
+  int64_t q = ih_lo * W, iw = 0;
   for (; q + kLanes <= q_end; q += kLanes) {
     __m256 v[kLanes];
     for (int64_t k = 0; k < kLanes; ++k) v[k] = _mm256_loadu_ps(xs[k] + q);
     transpose8(v);
-    for (int64_t j = 0; j < kLanes; ++j) {
-      if (iw < wv) _mm256_store_ps(dst(ih, iw), v[j]);
-      if (++iw == p.W) {
+    if (iw + kLanes <= wv) {  // within one row (wv <= W)
+      for (int64_t j = 0; j < kLanes; ++j) _mm256_store_ps(row + (iw + j) * kLanes, v[j]);
+      iw += kLanes;
+      if (iw == W) {
         iw = 0;
-        ++ih;
+        row += next_row;
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < kLanes; ++j) {
+      if (iw < wv) _mm256_store_ps(row + iw * kLanes, v[j]);
+      if (++iw == W) {
+        iw = 0;
+        row += next_row;
       }
     }
   }
   for (; q < q_end; ++q) {
-    if (iw < wv) {
-      float* d = dst(ih, iw);
-      for (int64_t k = 0; k < kLanes; ++k) d[k] = xs[k][q];
-    }
-    if (++iw == p.W) {
+    if (iw < wv)
+      for (int64_t k = 0; k < kLanes; ++k) row[iw * kLanes + k] = xs[k][q];
+    if (++iw == W) {
       iw = 0;
-      ++ih;
+      row += next_row;
     }
   }
 }
