@@ -348,23 +348,34 @@ RowDotsFn row_dots8_kernel() {
 #endif
 }
 
+// One row of store_tile: n values (n == kNR is inlined with a constant trip count, so that it
+// vectorizes fully), in one pass.
+__attribute__((always_inline)) inline void store_row(const float* t, float* row, int64_t n, float alpha, float beta,
+                                                     const float* bias, bool clamp, float lo, float hi) {
+  const float bv = bias ? *bias : 0.f;
+  for (int64_t j = 0; j < n; ++j) {
+    float v = alpha * t[j];
+    if (beta == 1.f)
+      v = row[j] + v;
+    else if (beta != 0.f)
+      v = v + beta * row[j];
+    if (bias) v += bv;
+    if (clamp) v = clamp_to(v, lo, hi);
+    row[j] = v;
+  }
+}
+
 // C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read), then `ops` (its bias: m rows).
 void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta, float* c, int64_t ldc,
                 const StoreOps* ops) {
+  const bool clamp = ops != nullptr && ops->clamp;
+  const float lo = clamp ? ops->lo : 0.f, hi = clamp ? ops->hi : 0.f;
   for (int64_t i = 0; i < m; ++i) {
-    float* row = c + i * ldc;
-    const float* t = acc + i * kNR;
-    if (beta == 0.f) {
-      for (int64_t j = 0; j < n; ++j) row[j] = alpha * t[j];
-    } else if (beta == 1.f) {
-      for (int64_t j = 0; j < n; ++j) row[j] += alpha * t[j];
-    } else {
-      for (int64_t j = 0; j < n; ++j) row[j] = alpha * t[j] + beta * row[j];
-    }
-    if (ops != nullptr && ops->bias)
-      for (int64_t j = 0; j < n; ++j) row[j] += ops->bias[i];
-    if (ops != nullptr && ops->clamp)
-      for (int64_t j = 0; j < n; ++j) row[j] = clamp_to(row[j], ops->lo, ops->hi);
+    const float* bias = ops != nullptr && ops->bias ? ops->bias + i : nullptr;
+    if (n == kNR)
+      store_row(acc + i * kNR, c + i * ldc, kNR, alpha, beta, bias, clamp, lo, hi);
+    else
+      store_row(acc + i * kNR, c + i * ldc, n, alpha, beta, bias, clamp, lo, hi);
   }
 }
 
