@@ -182,7 +182,7 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
           float bv[kBlock];
           for (int64_t i = 0; i < mb; ++i) bv[i] = c.bias ? c.bias[m0 + i] : 0.f;
           const Epilogue& ep = *c.epilogue;
-          const bool clamp = ep.fn && ep.fn_is_clamp;  // then applied here, not by fn
+          const bool clamp = epilogue_is_clamp(ep);  // then applied here, not by fn
           for (int64_t j = 0; j < c.ohw; ++j) {
             const float* tr = q->t + j * c.mg + m0;
             for (int64_t i = 0; i < mb; ++i) {

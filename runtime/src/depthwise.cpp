@@ -125,7 +125,7 @@ KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t 
   for (int64_t t = 0; t < 9; ++t) wv[t] = _mm256_loadu_ps(wt + t * kLanes);
   const __m256 bias = _mm256_loadu_ps(bv);
   // The epilogue's clamp (fn_is_clamp) in registers; a NaN stays NaN, as in the clamp's fn.
-  const bool clamp = ep.fn != nullptr && ep.fn_is_clamp;
+  const bool clamp = epilogue_is_clamp(ep);
   const __m256 lo = _mm256_set1_ps(ep.clamp_lo), hi = _mm256_set1_ps(ep.clamp_hi);
   auto store = [&](float* o, __m256 v) KILN_AVX2_FMA {
     if (clamp) {
@@ -201,7 +201,7 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
     fill_band(p, xs, oh0 * S, (rows - 1) * S + 3, wp, in);
     compute_band<S>(p, in, rows, wp, &wt[0][0], bv, ep, out);
     store_band(out, rows * p.OW, ys, oh0 * p.OW);
-    if (ep.fn && !ep.fn_is_clamp)  // a clamp was applied by compute_band
+    if (ep.fn && !epilogue_is_clamp(ep))  // a clamp was applied by compute_band
       for (int64_t k = 0; k < kLanes; ++k)
         ep.fn(ep.ctx, ys[k] + oh0 * p.OW, (n * p.M + c0 + k) * ohw + oh0 * p.OW, rows * p.OW);
   }

@@ -128,12 +128,15 @@ void pack_b(const Matrix& b, int64_t kc, int64_t n, float* out) {
 }
 
 // What a tile gets as it is stored after its last K block, while in registers: the bias of
-// each of its rows (kMR floats, or nullptr), then a clamp to [lo, hi] (the epilogue's
-// fn_is_clamp). nullptr: nothing.
+// each of its rows (kMR floats, or nullptr), a residual (the tile's part of it, rows add_ld
+// apart, or nullptr), then a clamp to [lo, hi] (the epilogue's promises, Epilogue::fn_is_clamp
+// and residual). nullptr: nothing.
 struct StoreOps {
   const float* bias;
   bool clamp;
   float lo, hi;
+  const float* add;
+  int64_t add_ld;
 };
 
 // C[0:kMR, 0:kNR] = alpha * sum_k a[k][i] * b[k][j] + beta * C over kc steps of packed panels
@@ -179,6 +182,11 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* 
       }
       if (ops != nullptr) {
         if (ops->bias) v += ops->bias[i];
+        if (ops->add) {
+          vec8 r;
+          std::memcpy(&r, ops->add + i * ops->add_ld + h * 8, sizeof r);
+          v += r;
+        }
         if (ops->clamp) {  // lo <= hi (Epilogue::fn_is_clamp): the same as clamp_to
           const vec8 lo = vec8{} + ops->lo, hi = vec8{} + ops->hi;
           v = v < lo ? lo : v;
@@ -259,6 +267,7 @@ inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > h
       float v = alpha * t[i][j];
       v = beta == 0.f ? v : v + beta * c[i * ldc + j];
       if (ops != nullptr && ops->bias) v += ops->bias[i];
+      if (ops != nullptr && ops->add) v += ops->add[i * ops->add_ld + j];
       if (ops != nullptr && ops->clamp) v = clamp_to(v, ops->lo, ops->hi);
       c[i * ldc + j] = v;
     }
@@ -351,7 +360,8 @@ RowDotsFn row_dots8_kernel() {
 // One row of store_tile: n values (n == kNR is inlined with a constant trip count, so that it
 // vectorizes fully), in one pass.
 __attribute__((always_inline)) inline void store_row(const float* t, float* row, int64_t n, float alpha, float beta,
-                                                     const float* bias, bool clamp, float lo, float hi) {
+                                                     const float* bias, const float* add, bool clamp, float lo,
+                                                     float hi) {
   const float bv = bias ? *bias : 0.f;
   for (int64_t j = 0; j < n; ++j) {
     float v = alpha * t[j];
@@ -360,6 +370,7 @@ __attribute__((always_inline)) inline void store_row(const float* t, float* row,
     else if (beta != 0.f)
       v = v + beta * row[j];
     if (bias) v += bv;
+    if (add) v += add[j];
     if (clamp) v = clamp_to(v, lo, hi);
     row[j] = v;
   }
@@ -372,10 +383,11 @@ void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta,
   const float lo = clamp ? ops->lo : 0.f, hi = clamp ? ops->hi : 0.f;
   for (int64_t i = 0; i < m; ++i) {
     const float* bias = ops != nullptr && ops->bias ? ops->bias + i : nullptr;
+    const float* add = ops != nullptr && ops->add ? ops->add + i * ops->add_ld : nullptr;
     if (n == kNR)
-      store_row(acc + i * kNR, c + i * ldc, kNR, alpha, beta, bias, clamp, lo, hi);
+      store_row(acc + i * kNR, c + i * ldc, kNR, alpha, beta, bias, add, clamp, lo, hi);
     else
-      store_row(acc + i * kNR, c + i * ldc, n, alpha, beta, bias, clamp, lo, hi);
+      store_row(acc + i * kNR, c + i * ldc, n, alpha, beta, bias, add, clamp, lo, hi);
   }
 }
 
@@ -559,12 +571,14 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
   // the last K block; `after` is what is left for finish_block (another epilogue). As a
   // second pass over C they cost as much as the FMAs of small-K layers (MobileNet's 1x1s):
   // C's rows, ldc apart, conflict in L1.
-  const bool clamp = finish.epilogue != nullptr && finish.epilogue->fn != nullptr && finish.epilogue->fn_is_clamp;
-  StoreOps ops{nullptr, clamp, clamp ? finish.epilogue->clamp_lo : 0.f, clamp ? finish.epilogue->clamp_hi : 0.f};
+  const Epilogue* ep = finish.epilogue != nullptr && finish.epilogue->fn != nullptr ? finish.epilogue : nullptr;
+  const bool in_kernel = ep != nullptr && (ep->fn_is_clamp || ep->residual != nullptr);
+  const bool clamp = in_kernel && ep->fn_is_clamp;
+  StoreOps ops{nullptr, clamp, clamp ? ep->clamp_lo : 0.f, clamp ? ep->clamp_hi : 0.f, nullptr, ldc};
   TileFinish after = finish;
   after.row_bias = nullptr;
-  if (clamp) after.epilogue = nullptr;
-  const bool kernel_ops = finish.row_bias != nullptr || clamp;
+  if (in_kernel) after.epilogue = nullptr;
+  const bool kernel_ops = finish.row_bias != nullptr || in_kernel;
   const KernelFn kernel = tile_kernel();
   const EdgeKernels& edge = edge_kernels();
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -599,6 +613,10 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
             const StoreOps* tile_ops = nullptr;
             if (last_k && kernel_ops) {
               ops.bias = finish.row_bias ? finish.row_bias + row0 + ic + ir : nullptr;
+              // The residual at the epilogue's offset of the tile's first element.
+              ops.add = in_kernel && ep->residual
+                            ? ep->residual + finish.base + (row0 + ic + ir) * ldc + col0 + jc + jr
+                            : nullptr;
               tile_ops = &ops;
             }
             if (mr == kMR && nr == kNR) {

@@ -334,3 +334,48 @@ TEST_CASE("an epilogue given as clamp bounds (fn_is_clamp) is applied once, by w
     seed += 3;
   }
 }
+
+TEST_CASE("an epilogue given as a residual (Epilogue::residual), with or without a clamp, is applied once") {
+  const Conv2dParams cases[] = {
+      make(1, 16, 13, 11, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // 1x1, edge tiles both ways
+      make(2, 40, 23, 23, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),   // im2col GEMM, two images
+      make(1, 600, 9, 9, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),   // K over one block (512)
+      make(1, 128, 72, 72, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // 1x1 in chunks
+      make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),     // transposed GEMM
+      make(1, 19, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19), // depthwise
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 1100;
+  for (const bool with_clamp : {false, true}) {
+    for (const auto& p : cases) {
+      const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
+      const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
+      const auto b = random_floats(p.M, seed + 2);
+      const auto z = random_floats(p.N * p.M * p.OH * p.OW, seed + 3);
+      struct Ctx {
+        const float* z;
+        bool clamp;
+      } ctx{z.data(), with_clamp};
+      const Epilogue ep{[](const void* c, float* y, int64_t offset, int64_t n) {
+                          const Ctx& q = *static_cast<const Ctx*>(c);
+                          for (int64_t i = 0; i < n; ++i) {
+                            const float v = y[i] + q.z[offset + i];
+                            y[i] = !q.clamp ? v : (v < -0.5f ? -0.5f : (v > 0.7f ? 0.7f : v));
+                          }
+                        },
+                        &ctx, with_clamp, with_clamp ? -0.5f : 0.f, with_clamp ? 0.7f : 0.f, z.data()};
+      std::vector<float> r(p.N * p.M * p.OH * p.OW);
+      conv_ref(p, x.data(), w.data(), b.data(), r.data());
+      ep.fn(&ctx, r.data(), 0, static_cast<int64_t>(r.size()));
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+        conv2d_f32_epilogue(p, x.data(), w.data(), b.data(), y.data(), scratch.empty() ? nullptr : scratch.data(),
+                            ep, tp);
+        INFO("C=" << p.C << " H=" << p.H << " M=" << p.M << " K=" << p.KH << " group=" << p.group
+                  << " clamp=" << with_clamp);
+        CHECK(max_rel_diff(y, r) < 1e-4);
+      }
+      seed += 4;
+    }
+  }
+}

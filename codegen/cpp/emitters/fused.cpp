@@ -49,12 +49,16 @@ void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_
   }
   if (!has_z && !has_bias) setup = "(void)c; ";
   if (!has_z && !has_bias) setup += "(void)offset; ";
-  // A bare Clip is also given as bounds, which kernels may apply in registers (fn_is_clamp).
+  // A residual add and a Clip are also given as the residual and bounds, which kernels may
+  // apply in registers (Epilogue::fn_is_clamp, Epilogue::residual).
   ir::FusedActivation act = ir::fused_activation(node);
+  const bool is_clip = act.op == "Clip" && act.clip_min <= act.clip_max;
   std::string clamp;
-  if (!has_z && !has_bias && act.op == "Clip" && act.clip_min <= act.clip_max)
-    clamp = fmt::format(", true, {}, {}", float_literal(act.clip_min, ir::DType::F32),
-                        float_literal(act.clip_max, ir::DType::F32));
+  if (!has_bias && (is_clip || (act.op == "none" && has_z)))
+    clamp = fmt::format(", {}, {}, {}{}", is_clip ? "true" : "false",
+                        float_literal(is_clip ? act.clip_min : 0.0, ir::DType::F32),
+                        float_literal(is_clip ? act.clip_max : 0.0, ir::DType::F32),
+                        has_z ? ", " + ctx.in(node, z_index) : "");
   ctx.line(fmt::format(
       "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
       "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, refs{}}};",

@@ -11,12 +11,18 @@ struct Epilogue {
   // output; may run on any pool thread, once per block, blocks disjoint. nullptr: nothing.
   void (*fn)(const void* ctx, float* y, int64_t offset, int64_t n) = nullptr;
   const void* ctx = nullptr;
-  // A promise that fn does exactly y = (y < clamp_lo ? clamp_lo : (y > clamp_hi ? clamp_hi : y))
-  // (Clip, ReLU6): a kernel that knows this field may apply the clamp itself while the
-  // output is in registers instead of calling fn; one that does not still calls fn.
-  // Set only with clamp_lo <= clamp_hi.
+  // A promise about fn, for kernels that apply it themselves while the output is in
+  // registers (a kernel that does not know these fields calls fn): fn does exactly
+  //   x = y[i] (+ residual[offset + i] when residual is set), then
+  //   y[i] = fn_is_clamp ? (x < clamp_lo ? clamp_lo : (x > clamp_hi ? clamp_hi : x)) : x.
+  // fn_is_clamp or residual is set only when that is so, with clamp_lo <= clamp_hi
+  // (Clip, ReLU6; a residual add with or without them).
   bool fn_is_clamp = false;
   float clamp_lo = 0.f, clamp_hi = 0.f;
+  const float* residual = nullptr;
 };
+
+// fn is a bare clamp (no residual): the kernel may apply clamp_lo / clamp_hi itself.
+inline bool epilogue_is_clamp(const Epilogue& e) { return e.fn != nullptr && e.fn_is_clamp && e.residual == nullptr; }
 
 }  // namespace kiln::rt
