@@ -62,7 +62,8 @@ enum {{
 typedef struct {N}_context {N}_context;
 
 typedef struct {N}_options {{
-  int threads;              /* threads for one run, the caller's included; 0 means 1 */
+  int threads;              /* threads for one run, the caller's included; 0: one per
+                               physical core this process may run on */
   const char* weights_path; /* models compiled with --weights external: the {N}.weights file
                                (default "{N}.weights"); ignored otherwise */
   void* arena;              /* optional working memory owned by the caller: 64-byte aligned,
@@ -125,7 +126,7 @@ namespace kiln_models {{
 /* Owns a {N}_context; throws std::runtime_error when creation or a run fails. */
 class {N} {{
  public:
-  explicit {N}(int threads = 1, const char* weights_path = nullptr) {{
+  explicit {N}(int threads = 0, const char* weights_path = nullptr) {{
     {N}_options options = {{}};
     options.threads = threads;
     options.weights_path = weights_path;

@@ -273,7 +273,7 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan
 {widen_include}#include "{N}.h"
 
 {weights_decl}struct {N}_context {{
-  explicit {N}_context(int threads) : pool_storage(threads < 1 ? 1 : threads) {{}}
+  explicit {N}_context(int threads) : pool_storage(threads < 1 ? kiln::rt::physical_core_count() : threads) {{}}
   kiln::rt::ThreadPool pool_storage;
   unsigned char* arena = nullptr;
   bool owns_arena = false;

@@ -16,6 +16,7 @@
 #include "kiln/rt/lowp.h"
 #include "kiln/rt/npy.h"
 #include "kiln/rt/sanitize.h"
+#include "kiln/rt/thread_pool.h"
 #include "kiln/rt/trace.h"
 
 namespace kiln::rt {
@@ -41,7 +42,7 @@ struct Options {
   std::string out_dir;
   bool has_out_dir = false;
   int repeat = 1;
-  int threads = 1;
+  int threads = physical_core_count();
   std::string profile;  // --profile FILE.json
   bool bench_worker = false;
   bool help = false;
@@ -131,7 +132,7 @@ void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
                "  -i, --input NAME=FILE   read input NAME from the .npy file FILE\n"
                "  -o, --output-dir DIR    write each output to DIR/<output>.npy (DIR is created)\n"
                "      --repeat N          run N times (outputs from the last run), print latency\n"
-               "      --threads N         number of threads (default 1)\n"
+               "      --threads N         number of threads (default: one per physical core)\n"
                "      --profile FILE.json write each run's per-node timings as a Chrome trace\n"
                "                          (open in chrome://tracing or ui.perfetto.dev)\n"
                "      --bench-worker      answer `kiln bench` requests on stdin (see kiln/rt/bench_worker.h)\n"

@@ -1,6 +1,13 @@
 #include "kiln/rt/thread_pool.h"
 
 #include <chrono>
+#include <fstream>
+#include <set>
+#include <utility>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -124,6 +131,36 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     if ((polls & 63) == 0) std::this_thread::yield();  // a worker holding a chunk may be descheduled
   }
   in_use_.store(false, std::memory_order_release);
+}
+
+int physical_core_count() noexcept {
+  const int logical = static_cast<int>(std::thread::hardware_concurrency());
+  int cores = 0;
+#if defined(__linux__)
+  try {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+      // One (package, core) pair per physical core; SMT siblings share it.
+      std::set<std::pair<long, long>> seen;
+      bool complete = true;
+      for (int cpu = 0; cpu < CPU_SETSIZE && complete; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+        std::ifstream package(dir + "physical_package_id"), core(dir + "core_id");
+        long p = -1, k = -1;
+        if (!(package >> p) || !(core >> k)) complete = false;
+        seen.insert({p, k});
+      }
+      if (complete) cores = static_cast<int>(seen.size());
+      else cores = CPU_COUNT(&allowed);
+    }
+  } catch (...) {
+    cores = 0;
+  }
+#endif
+  if (cores < 1) cores = logical;
+  return cores < 1 ? 1 : cores;
 }
 
 }  // namespace kiln::rt

@@ -112,3 +112,10 @@ TEST_CASE("thread pool destroyed while its workers sleep or poll") {
     CHECK(total.load() == 8);
   }
 }
+
+TEST_CASE("physical_core_count is between 1 and the logical CPU count") {
+  const int cores = kiln::rt::physical_core_count();
+  CHECK(cores >= 1);
+  const unsigned logical = std::thread::hardware_concurrency();
+  if (logical > 0) CHECK(cores <= static_cast<int>(logical));
+}

@@ -56,6 +56,11 @@ class ThreadPool {
   std::atomic<bool> in_use_{false};
 };
 
+// Physical cores this process may run on (its CPU affinity, SMT siblings counted once): the
+// default thread count of a compiled model. Falls back to the logical CPU count where the
+// topology cannot be read; at least 1.
+int physical_core_count() noexcept;
+
 // Serial when pool is nullptr or has one thread.
 inline void parallel_for(ThreadPool* pool, int64_t n,
                          const std::function<void(int64_t begin, int64_t end)>& fn) noexcept {
