@@ -7,6 +7,7 @@
 
 #include "kiln/rt/attention.h"
 #include "kiln/rt/thread_pool.h"
+#include "test_util.h"
 
 using namespace kiln::rt;
 
@@ -55,13 +56,7 @@ std::vector<float> naive(const AttentionParams& p, const std::vector<float>& q, 
   return y;
 }
 
-std::vector<float> random(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
-}
+std::vector<float> random(size_t n, unsigned seed) { return kiln_test::random_floats(n, seed); }
 
 }  // namespace
 

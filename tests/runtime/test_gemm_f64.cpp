@@ -7,19 +7,14 @@
 
 #include "kiln/rt/gemm_f64.h"
 #include "kiln/rt/thread_pool.h"
+#include "test_util.h"
 
 using kiln::rt::gemm_f64;
 using kiln::rt::ThreadPool;
 
 namespace {
 
-std::vector<double> random_doubles(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = d(rng);
-  return v;
-}
+std::vector<double> random_doubles(size_t n, uint32_t seed) { return kiln_test::random_uniform<double>(n, seed); }
 
 // One case with padded leading dimensions against a long-double triple loop; the padding
 // columns of C must stay untouched and beta == 0 must not read C (NaN there).

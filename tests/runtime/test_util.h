@@ -8,12 +8,17 @@
 
 namespace kiln_test {
 
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+template <class T>
+std::vector<T> random_uniform(size_t n, uint32_t seed, T lo = T(-1), T hi = T(1)) {
   std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
+  std::uniform_real_distribution<T> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = dist(gen);
   return v;
+}
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  return random_uniform<float>(n, seed, lo, hi);
 }
 
 // Largest |a - b| relative to max(1, |b|).
