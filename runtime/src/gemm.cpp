@@ -388,6 +388,22 @@ __attribute__((always_inline)) inline void store_row(const float* t, float* row,
 // C[0:m, 0:n] = alpha * acc + beta * C (beta == 0: C not read), then `ops` (its bias: m rows).
 void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta, float* c, int64_t ldc,
                 const StoreOps* ops) {
+  if (ops == nullptr) {
+    // Plain loops per beta: with store_row's per-element checks, the edge tiles of ResNet-50's
+    // convolutions (64 output channels: 10 tiles and 4 rows) cost about 3 ms more a run.
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      const float* t = acc + i * kNR;
+      if (beta == 0.f) {
+        for (int64_t j = 0; j < n; ++j) row[j] = alpha * t[j];
+      } else if (beta == 1.f) {
+        for (int64_t j = 0; j < n; ++j) row[j] += alpha * t[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] = alpha * t[j] + beta * row[j];
+      }
+    }
+    return;
+  }
   const bool clamp = ops != nullptr && ops->clamp;
   const float lo = clamp ? ops->lo : 0.f, hi = clamp ? ops->hi : 0.f;
   for (int64_t i = 0; i < m; ++i) {
