@@ -37,6 +37,18 @@ void conv_ref(const Conv2dParams& p, const float* x, const float* w, const float
     }
 }
 
+// Seeded input, weights and bias for p, and the reference convolution r of them (with bias).
+struct ConvCase {
+  std::vector<float> x, w, b, r;
+};
+
+ConvCase conv_case(const Conv2dParams& p, uint32_t seed) {
+  ConvCase c{random_floats(p.N * p.C * p.H * p.W, seed), random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1),
+             random_floats(p.M, seed + 2), std::vector<float>(p.N * p.M * p.OH * p.OW)};
+  conv_ref(p, c.x.data(), c.w.data(), c.b.data(), c.r.data());
+  return c;
+}
+
 // Builds the params with the output size ONNX gives for the pads.
 Conv2dParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, int64_t sh,
                   int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw, int64_t group) {
@@ -133,11 +145,9 @@ TEST_CASE("conv2d_f32_epilogue sees every output once, at its offset, after the 
   ThreadPool pool(2);
   uint32_t seed = 300;
   for (const auto& p : cases) {
-    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
-    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
-    const auto b = random_floats(p.M, seed + 2);
-    std::vector<float> r(p.N * p.M * p.OH * p.OW);
-    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ConvCase c = conv_case(p, seed);
+    const auto &x = c.x, &w = c.w, &b = c.b;
+    auto& r = c.r;
     for (size_t i = 0; i < r.size(); ++i) r[i] = 2.f * r[i] + float(i) / 1000.f;
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
       std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
@@ -161,11 +171,9 @@ TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the 
   ThreadPool pool(2);
   uint32_t seed = 500;
   for (const auto& p : cases) {
-    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
-    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
-    const auto b = random_floats(p.M, seed + 2);
-    std::vector<float> r(p.N * p.M * p.OH * p.OW);
-    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ConvCase c = conv_case(p, seed);
+    const auto &x = c.x, &w = c.w, &b = c.b;
+    auto& r = c.r;
     std::vector<float> packed(conv2d_packed_weight_floats(p));
     REQUIRE(!packed.empty());
     conv2d_pack_weights(p, w.data(), packed.data());
@@ -224,11 +232,9 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
   uint32_t seed = 700;
   for (const auto& p : cases) {
     REQUIRE(winograd_applicable(p));
-    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
-    const auto w = random_floats(p.M * p.C * 9, seed + 1);
-    const auto b = random_floats(p.M, seed + 2);
-    std::vector<float> r(p.N * p.M * p.OH * p.OW);
-    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ConvCase c = conv_case(p, seed);
+    const auto &x = c.x, &w = c.w, &b = c.b;
+    auto& r = c.r;
     std::vector<float> re(r);
     for (size_t i = 0; i < re.size(); ++i) re[i] = 2.f * re[i] + float(i) / 1000.f;
     for (int tile : {4, 2}) {
@@ -286,11 +292,10 @@ TEST_CASE("depthwise 3x3 on 8 channels at once (channel-interleaved bands) match
     REQUIRE(p.OW > 0);
     check(p, true, nullptr, seed);
     check(p, false, &pool, seed);
-    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
-    const auto w = random_floats(p.M * p.KH * p.KW, seed + 1);
-    const auto b = random_floats(p.M, seed + 2);
-    std::vector<float> r(p.N * p.M * p.OH * p.OW), y(r.size(), -7.f);
-    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ConvCase c = conv_case(p, seed);
+    const auto &x = c.x, &w = c.w, &b = c.b;
+    auto& r = c.r;
+    std::vector<float> y(r.size(), -7.f);
     for (size_t i = 0; i < r.size(); ++i) r[i] = 2.f * r[i] + float(i) / 1000.f;
     conv2d_f32_epilogue(p, x.data(), w.data(), b.data(), y.data(), nullptr, ep, &pool);
     INFO("C=" << p.C << " H=" << p.H << " W=" << p.W << " stride=" << p.stride_h << " pads=" << p.pad_top << ","
@@ -318,11 +323,9 @@ TEST_CASE("an epilogue given as clamp bounds (fn_is_clamp) is applied once, by w
   ThreadPool pool(2);
   uint32_t seed = 900;
   for (const auto& p : cases) {
-    const auto x = random_floats(p.N * p.C * p.H * p.W, seed);
-    const auto w = random_floats(p.M * (p.C / p.group) * p.KH * p.KW, seed + 1);
-    const auto b = random_floats(p.M, seed + 2);
-    std::vector<float> r(p.N * p.M * p.OH * p.OW);
-    conv_ref(p, x.data(), w.data(), b.data(), r.data());
+    ConvCase c = conv_case(p, seed);
+    const auto &x = c.x, &w = c.w, &b = c.b;
+    auto& r = c.r;
     ep.fn(nullptr, r.data(), 0, static_cast<int64_t>(r.size()));
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
       std::vector<float> y(r.size(), -7.f), scratch(conv2d_scratch_floats(p));
