@@ -48,14 +48,7 @@ bool try_fold(ir::Graph& graph, ir::Node& bn) {
 }  // namespace
 
 void fold_batch_norm(ir::Graph& graph) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& n : graph.nodes())
-      if (try_fold(graph, *n)) {
-        changed = true;
-        break;
-      }
-  }
+  rewrite_until_done(graph, try_fold);
 }
 
 }  // namespace kiln::passes

@@ -63,17 +63,7 @@ bool try_fuse(ir::Graph& graph, ir::Node& first) {
 }  // namespace
 
 void fuse_elementwise(ir::Graph& graph) {
-  size_t done = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    const auto& nodes = graph.nodes();
-    for (size_t i = done; i < nodes.size(); ++i)
-      if (try_fuse(graph, *nodes[i])) {
-        changed = true;
-        done = i + 1;
-        break;
-      }
-  }
+  rewrite_forward_until_done(graph, try_fuse);
 }
 
 }  // namespace kiln::passes

@@ -118,19 +118,7 @@ bool try_fuse(ir::Graph& graph, ir::Node& n) {
 }  // namespace
 
 void fuse_epilogue(ir::Graph& graph) {
-  // Fused nodes are never candidates again, so one sweep from the start after each rewrite
-  // terminates; `done` skips the prefix already looked at.
-  size_t done = 0;
-  for (bool changed = true; changed;) {
-    changed = false;
-    const auto& nodes = graph.nodes();
-    for (size_t i = done; i < nodes.size(); ++i)
-      if (try_fuse(graph, *nodes[i])) {
-        changed = true;
-        done = i;
-        break;
-      }
-  }
+  rewrite_forward_until_done(graph, try_fuse);
 }
 
 }  // namespace kiln::passes

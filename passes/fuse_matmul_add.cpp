@@ -31,14 +31,7 @@ bool try_fuse(ir::Graph& graph, ir::Node& mm) {
 }  // namespace
 
 void fuse_matmul_add(ir::Graph& graph) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& n : graph.nodes())
-      if (try_fuse(graph, *n)) {
-        changed = true;
-        break;
-      }
-  }
+  rewrite_until_done(graph, try_fuse);
 }
 
 }  // namespace kiln::passes

@@ -70,15 +70,30 @@ ir::Node* producer_for(const ir::Value* v, const char* op, const ir::Node* user)
   return p;
 }
 
-void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&)) {
+namespace {
+
+void rewrite_from(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&), bool resume_at_change) {
+  size_t start = 0;
   for (bool changed = true; changed;) {
     changed = false;
-    for (const auto& n : graph.nodes())
-      if (rewrite(graph, *n)) {
+    const auto& nodes = graph.nodes();
+    for (size_t i = start; i < nodes.size(); ++i)
+      if (rewrite(graph, *nodes[i])) {
         changed = true;
+        start = resume_at_change ? i : 0;
         break;
       }
   }
+}
+
+}  // namespace
+
+void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&)) {
+  rewrite_from(graph, rewrite, false);
+}
+
+void rewrite_forward_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&)) {
+  rewrite_from(graph, rewrite, true);
 }
 
 bool clamps_from_zero(const ir::Node& n, float* upper) {

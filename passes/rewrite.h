@@ -49,5 +49,9 @@ ir::Node* producer_for(const ir::Value* v, const char* op, const ir::Node* user)
 // Runs `rewrite` on every node, from the start again after each change, until none
 // changes (rewrites that replace nodes invalidate the walk).
 void rewrite_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&));
+// The same for rewrites that replace only the node they are given and nodes after it, and whose
+// results are never candidates again: after a change the walk resumes at that position, not at
+// the start (linear rather than quadratic in the graph's size).
+void rewrite_forward_until_done(ir::Graph& graph, bool (*rewrite)(ir::Graph&, ir::Node&));
 
 }  // namespace kiln::passes

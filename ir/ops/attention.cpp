@@ -229,34 +229,12 @@ void infer_attention(Node& node) {
     node.output(kOutScores)->set_type(t, Shape(std::vector<Dim>{batch, dim_of(g.q_heads), dim_of(g.q_len), total}));
 }
 
-std::vector<float> to_f32(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  visit_dtype(t.dtype(), [&]<class S>() {
-    const S* p = t.data<S>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<compute_t<S>>(p[i]));
-  });
-  return v;
-}
-
-Tensor from_f32(DType dtype, const std::vector<int64_t>& dims, const std::vector<float>& v) {
-  Tensor t(dtype, dims);
-  visit_dtype(dtype, [&]<class S>() {
-    if constexpr (std::is_floating_point_v<compute_t<S>>) {
-      S* p = t.mutable_data<S>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = S(static_cast<compute_t<S>>(v[i]));
-    } else {
-      fail("{} is not supported", dtype_name(dtype));
-    }
-  });
-  return t;
-}
-
 void eval_attention(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   std::vector<std::vector<int64_t>> dims;
   for (size_t i = 0; i < in.size(); ++i) dims.push_back(in[i] ? in[i]->dims() : std::vector<int64_t>{});
   kiln::rt::AttentionParams p = attention_params(node, dims, /*kv_from_present=*/true);
   const DType t = in[kAttnQ]->dtype();
-  const std::vector<float> q = to_f32(*in[kAttnQ]), k = to_f32(*in[kAttnK]), v = to_f32(*in[kAttnV]);
+  const std::vector<float> q = values_f32(in[kAttnQ]), k = values_f32(in[kAttnK]), v = values_f32(in[kAttnV]);
   // K and V are read from the present key/value, whether or not they are outputs.
   const bool packed = in[kAttnQ]->rank() == 3;
   const int64_t past = p.mask.causal_offset, kv_new = p.kv_len - past;
@@ -265,8 +243,8 @@ void eval_attention(const Node& node, std::span<const Tensor* const> in, std::ve
                   : kiln::rt::attention_layout_bhsd(p.kv_heads, kv_new, dim);
   };
   std::vector<float> past_k, past_v;
-  if (const Tensor* pk = optional_input(in, kAttnPastKey)) past_k = to_f32(*pk);
-  if (const Tensor* pv = optional_input(in, kAttnPastValue)) past_v = to_f32(*pv);
+  if (const Tensor* pk = optional_input(in, kAttnPastKey)) past_k = values_f32(pk);
+  if (const Tensor* pv = optional_input(in, kAttnPastValue)) past_v = values_f32(pv);
   std::vector<float> present_k(static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.head_dim));
   std::vector<float> present_v(static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * p.v_head_dim));
   kiln::rt::attention_concat_kv_f32(p.batch, p.kv_heads, past, kv_new, p.head_dim, past_k.data(), k.data(),
@@ -278,7 +256,7 @@ void eval_attention(const Node& node, std::span<const Tensor* const> in, std::ve
     if (m->dtype() == DType::Bool) {
       p.mask.allow = m->data<bool>();
     } else {
-      mask = to_f32(*m);
+      mask = values_f32(m);
       p.mask.bias = mask.data();
     }
   }
@@ -299,12 +277,12 @@ void eval_attention(const Node& node, std::span<const Tensor* const> in, std::ve
   std::vector<float> y(static_cast<size_t>(numel(y_dims)));
   if (!kiln::rt::attention_f32(p, q.data(), present_k.data(), present_v.data(), y.data(), nullptr))
     fail("{}: out of memory", node.describe());
-  out[0] = from_f32(t, y_dims, y);
+  out[0] = tensor_from_f32(t, y_dims, y);
   if (out.size() > kOutPresentKey)
-    out[kOutPresentKey] = from_f32(t, {p.batch, p.kv_heads, p.kv_len, p.head_dim}, present_k);
+    out[kOutPresentKey] = tensor_from_f32(t, {p.batch, p.kv_heads, p.kv_len, p.head_dim}, present_k);
   if (out.size() > kOutPresentValue)
-    out[kOutPresentValue] = from_f32(t, {p.batch, p.kv_heads, p.kv_len, p.v_head_dim}, present_v);
-  if (out.size() > kOutScores) out[kOutScores] = from_f32(t, {p.batch, p.q_heads, p.q_len, p.kv_len}, scores);
+    out[kOutPresentValue] = tensor_from_f32(t, {p.batch, p.kv_heads, p.kv_len, p.v_head_dim}, present_v);
+  if (out.size() > kOutScores) out[kOutScores] = tensor_from_f32(t, {p.batch, p.q_heads, p.q_len, p.kv_len}, scores);
 }
 
 void infer_flex_attention(Node& node) {
@@ -321,11 +299,11 @@ void infer_flex_attention(Node& node) {
 
 void eval_flex_attention(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const kiln::rt::AttentionParams p = flex_attention_params(node, in[0]->dims(), in[1]->dims(), in[2]->dims());
-  const std::vector<float> q = to_f32(*in[0]), k = to_f32(*in[1]), v = to_f32(*in[2]);
+  const std::vector<float> q = values_f32(in[0]), k = values_f32(in[1]), v = values_f32(in[2]);
   std::vector<float> y(static_cast<size_t>(p.batch * p.q_heads * p.q_len * p.v_head_dim));
   if (!kiln::rt::attention_f32(p, q.data(), k.data(), v.data(), y.data(), nullptr))
     fail("{}: out of memory", node.describe());
-  out[0] = from_f32(in[0]->dtype(), {p.batch, p.q_heads, p.q_len, p.v_head_dim}, y);
+  out[0] = tensor_from_f32(in[0]->dtype(), {p.batch, p.q_heads, p.q_len, p.v_head_dim}, y);
 }
 
 Cost attention_cost(const Node& node) {

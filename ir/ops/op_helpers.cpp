@@ -46,6 +46,44 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
   return strides;
 }
 
+std::vector<int64_t> axes_attr_or_all(const Node& node, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (!node.has_attr("axes")) {
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    return axes;
+  }
+  for (int64_t a : node.ints("axes")) {
+    const int64_t n = require_axis(node, a, rank);
+    if (std::find(axes.begin(), axes.end(), n) != axes.end())
+      fail("{}: axes {} repeats axis {}", node.describe(), ints_str(node.ints("axes")), a);
+    axes.push_back(n);
+  }
+  return axes;
+}
+
+std::vector<float> values_f32(const Tensor* t) {
+  if (!t) return {};
+  std::vector<float> v(static_cast<size_t>(t->numel()));
+  visit_dtype(t->dtype(), [&]<class S>() {
+    const S* p = t->data<S>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<compute_t<S>>(p[i]));
+  });
+  return v;
+}
+
+Tensor tensor_from_f32(DType dtype, std::vector<int64_t> dims, const std::vector<float>& v) {
+  Tensor t(dtype, std::move(dims));
+  visit_dtype(dtype, [&]<class S>() {
+    if constexpr (std::is_floating_point_v<compute_t<S>>) {
+      S* p = t.mutable_data<S>();
+      for (size_t i = 0; i < v.size(); ++i) p[i] = S(static_cast<compute_t<S>>(v[i]));
+    } else {
+      fail("{} is not supported", dtype_name(dtype));
+    }
+  });
+  return t;
+}
+
 void require_dtype(const Node& node, size_t input, std::initializer_list<DType> allowed) {
   DType t = node.input(input)->dtype();
   for (DType a : allowed)

@@ -29,6 +29,10 @@ const Tensor& require_constant(const Node& node, size_t input);
 // The axis normalized into [0, rank), or a failure naming the node, the axis and the rank.
 int64_t require_axis(const Node& node, int64_t axis, int64_t rank);
 
+// The node's `axes` attribute normalized into [0, rank), all axes in order when it is absent;
+// fails naming the node on an out-of-range or repeated axis.
+std::vector<int64_t> axes_attr_or_all(const Node& node, int64_t rank);
+
 // Calls fn.template operator()<S>() with S the storage type of the float dtype `dtype`;
 // fails naming the node for any other dtype.
 template <class Fn>
@@ -38,6 +42,14 @@ void visit_float(const Node& node, DType dtype, Fn&& fn) {
     else fail("{}: {} is not supported", node.describe(), dtype_name(dtype));
   });
 }
+
+// The values of a float tensor as f32, the type of the runtime's float kernels that eval shares
+// with generated code; empty for an omitted input (nullptr).
+std::vector<float> values_f32(const Tensor* t);
+// A tensor of the float dtype `dtype` holding `v`, rounded to the dtype; fails for other dtypes.
+Tensor tensor_from_f32(DType dtype, std::vector<int64_t> dims, const std::vector<float>& v);
+// v.data(), or nullptr for an empty vector (an omitted optional input).
+inline const float* data_or_null(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 
 // An eval input that may be omitted (absent or trailing): nullptr when so.
 inline const Tensor* optional_input(std::span<const Tensor* const> inputs, size_t i) {

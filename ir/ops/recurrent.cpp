@@ -164,47 +164,29 @@ void infer_rnn(Node& node) {
   for (size_t i = 1; i < node.num_outputs(); ++i) node.output(i)->set_type(t, state);
 }
 
-std::vector<float> to_f32(const Tensor* t) {
-  if (!t) return {};
-  std::vector<float> v(static_cast<size_t>(t->numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t->as_double(static_cast<int64_t>(i)));
-  return v;
-}
-
-Tensor from_f32(DType dtype, std::vector<int64_t> dims, const std::vector<float>& v) {
-  Tensor t(dtype, std::move(dims));
-  visit_dtype(dtype, [&]<class S>() {
-    if constexpr (std::is_floating_point_v<compute_t<S>>) {
-      S* p = t.mutable_data<S>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = S(static_cast<compute_t<S>>(v[i]));
-    }
-  });
-  return t;
-}
-
-const float* ptr(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
-
 void eval_rnn(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   std::vector<std::vector<int64_t>> dims;
   for (const Tensor* t : in) dims.push_back(t ? t->dims() : std::vector<int64_t>{});
   const rt::RnnParams p = rnn_params(node, dims);
   const bool lstm = p.cell == rt::RnnCell::Lstm;
-  const std::vector<float> x = to_f32(in[kRnnX]), w = to_f32(in[kRnnW]), r = to_f32(in[kRnnR]),
-                           b = to_f32(optional_input(in, kRnnB)), h0 = to_f32(optional_input(in, kRnnH0)),
-                           c0 = lstm ? to_f32(optional_input(in, kRnnC0)) : std::vector<float>{},
-                           peep = lstm ? to_f32(optional_input(in, kRnnP)) : std::vector<float>{};
+  const std::vector<float> x = values_f32(in[kRnnX]), w = values_f32(in[kRnnW]), r = values_f32(in[kRnnR]),
+                           b = values_f32(optional_input(in, kRnnB)), h0 = values_f32(optional_input(in, kRnnH0)),
+                           c0 = lstm ? values_f32(optional_input(in, kRnnC0)) : std::vector<float>{},
+                           peep = lstm ? values_f32(optional_input(in, kRnnP)) : std::vector<float>{};
   const Tensor* lens = optional_input(in, kRnnSeqLens);
   const int64_t D = p.directions, H = p.hidden;
   std::vector<float> y(static_cast<size_t>(p.seq * D * p.batch * H)), yh(static_cast<size_t>(D * p.batch * H)),
       yc(yh.size()), scratch(rt::rnn_scratch_floats(p));
-  if (!rt::rnn_f32(p, x.data(), w.data(), r.data(), ptr(b), lens ? lens->data<int32_t>() : nullptr, ptr(h0), ptr(c0),
-                   ptr(peep), y.data(), yh.data(), yc.data(), scratch.data(), nullptr))
+  if (!rt::rnn_f32(p, x.data(), w.data(), r.data(), data_or_null(b), lens ? lens->data<int32_t>() : nullptr,
+                   data_or_null(h0), data_or_null(c0), data_or_null(peep), y.data(), yh.data(), yc.data(),
+                   scratch.data(), nullptr))
     fail("{}: a sequence length is outside [0, {}]", node.describe(), p.seq);
   const DType t = in[kRnnX]->dtype();
   const std::vector<int64_t> state = p.batch_first ? std::vector<int64_t>{p.batch, D, H} : std::vector<int64_t>{D, p.batch, H};
-  out[0] = from_f32(t, p.batch_first ? std::vector<int64_t>{p.batch, p.seq, D, H} : std::vector<int64_t>{p.seq, D, p.batch, H}, y);
-  if (out.size() > 1) out[1] = from_f32(t, state, yh);
-  if (out.size() > 2) out[2] = from_f32(t, state, yc);
+  out[0] = tensor_from_f32(
+      t, p.batch_first ? std::vector<int64_t>{p.batch, p.seq, D, H} : std::vector<int64_t>{p.seq, D, p.batch, H}, y);
+  if (out.size() > 1) out[1] = tensor_from_f32(t, state, yh);
+  if (out.size() > 2) out[2] = tensor_from_f32(t, state, yc);
 }
 
 Cost rnn_cost(const Node& node) {

@@ -90,7 +90,7 @@ void resolve_sizes(const Node& node, const std::vector<int64_t>& x, const std::v
 void infer_resize(Node& node) {
   const Shape& x = node.input(0)->shape();
   const int64_t rank = static_cast<int64_t>(x.rank());
-  const std::vector<int64_t> axes = resize_axes(node, rank);
+  const std::vector<int64_t> axes = axes_attr_or_all(node, rank);
   if (node.has_input(3) && node.input(3)->dtype() != DType::I64)
     fail("{}: sizes must be int64, got {}", node.describe(), dtype_name(node.input(3)->dtype()));
   if (parse_mode(node) != rt::ResizeMode::Nearest) require_float(node, 0);
@@ -149,25 +149,10 @@ Cost resize_cost(const Node& node) {
 
 }  // namespace
 
-std::vector<int64_t> resize_axes(const Node& node, int64_t rank) {
-  std::vector<int64_t> axes;
-  if (!node.has_attr("axes")) {
-    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    return axes;
-  }
-  for (int64_t a : node.ints("axes")) {
-    const int64_t n = require_axis(node, a, rank);
-    if (std::find(axes.begin(), axes.end(), n) != axes.end())
-      fail("{}: axes {} repeats axis {}", node.describe(), ints_str(node.ints("axes")), a);
-    axes.push_back(n);
-  }
-  return axes;
-}
-
 void resize_plan(const Node& node, const std::vector<int64_t>& x_dims, const Tensor* roi, const Tensor* scales,
                  const Tensor* sizes, ResizePlan& plan) {
   const int64_t rank = static_cast<int64_t>(x_dims.size());
-  const std::vector<int64_t> axes = resize_axes(node, rank);
+  const std::vector<int64_t> axes = axes_attr_or_all(node, rank);
   if (rank == 0) fail("{}: X must have rank >= 1", node.describe());
   rt::ResizeParams& p = plan.params;
   p.mode = parse_mode(node);

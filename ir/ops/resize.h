@@ -22,10 +22,6 @@ struct ResizePlan {
   ResizePlan& operator=(const ResizePlan&) = delete;
 };
 
-// Resize's `axes` attribute normalized into [0, rank) (all axes when absent); fails on a
-// repeated or out-of-range axis naming the node.
-std::vector<int64_t> resize_axes(const Node& node, int64_t rank);
-
 // Resolves the node for X of `x_dims` and the values of its roi, scales and sizes inputs
 // (nullptr when omitted or empty; roi is only read under tf_crop_and_resize). Validates
 // every attribute and input length and fails naming the node.

@@ -61,17 +61,11 @@ void infer_rotary(Node& node) {
   node.output(0)->set_type(node.input(0)->dtype(), node.input(0)->shape());
 }
 
-std::vector<float> to_f32(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t.as_double(static_cast<int64_t>(i)));
-  return v;
-}
-
 void eval_rotary(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const Tensor* pos = optional_input(in, 3);
   const kiln::rt::RotaryParams p =
       rotary_params(node, in[0]->dims(), in[1]->dims(), in[2]->dims(), pos ? pos->dims() : std::vector<int64_t>{});
-  const std::vector<float> x = to_f32(*in[0]), cos = to_f32(*in[1]), sin = to_f32(*in[2]);
+  const std::vector<float> x = values_f32(in[0]), cos = values_f32(in[1]), sin = values_f32(in[2]);
   std::vector<float> y(x.size());
   if (!kiln::rt::rotary_embedding_f32(p, x.data(), cos.data(), sin.data(), pos ? pos->data<int64_t>() : nullptr,
                                       y.data()))

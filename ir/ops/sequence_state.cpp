@@ -110,26 +110,6 @@ std::vector<std::vector<int64_t>> static_dims(const Node& node, bool& known) {
   return dims;
 }
 
-std::vector<float> to_f32(const Tensor* t) {
-  if (!t) return {};
-  std::vector<float> v(static_cast<size_t>(t->numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t->as_double(static_cast<int64_t>(i)));
-  return v;
-}
-
-Tensor from_f32(DType dtype, std::vector<int64_t> dims, const std::vector<float>& v) {
-  Tensor t(dtype, std::move(dims));
-  visit_dtype(dtype, [&]<class S>() {
-    if constexpr (std::is_floating_point_v<compute_t<S>>) {
-      S* p = t.mutable_data<S>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = S(static_cast<compute_t<S>>(v[i]));
-    }
-  });
-  return t;
-}
-
-const float* ptr(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
-
 void infer_linear_attention(Node& node) {
   for (size_t i : {0, 1, 2, 4, 5})
     if (i < node.num_inputs() && node.has_input(i)) require_float(node, i);
@@ -156,17 +136,17 @@ void eval_linear_attention(const Node& node, std::span<const Tensor* const> in, 
   std::vector<std::vector<int64_t>> dims;
   for (const Tensor* t : in) dims.push_back(t ? t->dims() : std::vector<int64_t>{});
   const rt::LinearAttentionParams p = linear_attention_params(node, dims);
-  const std::vector<float> q = to_f32(in[0]), k = to_f32(in[1]), v = to_f32(in[2]),
-                           past = to_f32(optional_input(in, 3)), decay = to_f32(optional_input(in, 4)),
-                           beta = to_f32(optional_input(in, 5));
+  const std::vector<float> q = values_f32(in[0]), k = values_f32(in[1]), v = values_f32(in[2]),
+                           past = values_f32(optional_input(in, 3)), decay = values_f32(optional_input(in, 4)),
+                           beta = values_f32(optional_input(in, 5));
   std::vector<float> y(static_cast<size_t>(p.batch * p.seq * p.q_heads * p.value_dim));
   std::vector<float> state(static_cast<size_t>(p.batch * p.kv_heads * p.key_dim * p.value_dim));
-  rt::linear_attention_f32(p, q.data(), k.data(), v.data(), ptr(past), ptr(decay), ptr(beta), y.data(),
-                           state.data());
+  rt::linear_attention_f32(p, q.data(), k.data(), v.data(), data_or_null(past), data_or_null(decay),
+                           data_or_null(beta), y.data(), state.data());
   const DType t = in[0]->dtype();
-  out[0] = from_f32(t, {p.batch, p.seq, p.q_heads * p.value_dim}, y);
+  out[0] = tensor_from_f32(t, {p.batch, p.seq, p.q_heads * p.value_dim}, y);
   if (out.size() > 1)
-    out[1] = from_f32(optional_input(in, 3) ? in[3]->dtype() : t, {p.batch, p.kv_heads, p.key_dim, p.value_dim},
+    out[1] = tensor_from_f32(optional_input(in, 3) ? in[3]->dtype() : t, {p.batch, p.kv_heads, p.key_dim, p.value_dim},
                       state);
 }
 
@@ -191,14 +171,14 @@ void eval_causal_conv(const Node& node, std::span<const Tensor* const> in, std::
   std::vector<std::vector<int64_t>> dims;
   for (const Tensor* t : in) dims.push_back(t ? t->dims() : std::vector<int64_t>{});
   const CausalConvGeometry g = causal_conv_geometry(node, dims);
-  const std::vector<float> x = to_f32(in[0]), w = to_f32(in[1]), bias = to_f32(optional_input(in, 2)),
-                           past = to_f32(optional_input(in, 3));
+  const std::vector<float> x = values_f32(in[0]), w = values_f32(in[1]), bias = values_f32(optional_input(in, 2)),
+                           past = values_f32(optional_input(in, 3));
   std::vector<float> y(x.size()), state(static_cast<size_t>(g.batch * g.channels * (g.kernel - 1)));
-  rt::causal_conv_with_state_f32(g.batch, g.channels, g.length, g.kernel, x.data(), w.data(), ptr(bias), ptr(past),
-                                 g.silu, y.data(), state.data());
+  rt::causal_conv_with_state_f32(g.batch, g.channels, g.length, g.kernel, x.data(), w.data(), data_or_null(bias),
+                                 data_or_null(past), g.silu, y.data(), state.data());
   const DType t = in[0]->dtype();
-  out[0] = from_f32(t, in[0]->dims(), y);
-  if (out.size() > 1) out[1] = from_f32(t, {g.batch, g.channels, g.kernel - 1}, state);
+  out[0] = tensor_from_f32(t, in[0]->dims(), y);
+  if (out.size() > 1) out[1] = tensor_from_f32(t, {g.batch, g.channels, g.kernel - 1}, state);
 }
 
 }  // namespace

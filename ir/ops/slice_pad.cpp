@@ -145,7 +145,7 @@ void infer_center_crop_pad(Node& node) {
   if (t) {
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = Dim(static_cast<int64_t>((*t)[d].size()));
   } else {
-    for (int64_t a : center_crop_pad_axes(node, static_cast<int64_t>(s.rank()))) dims[a] = Dim::unknown();
+    for (int64_t a : axes_attr_or_all(node, static_cast<int64_t>(s.rank()))) dims[a] = Dim::unknown();
   }
   node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
 }
@@ -451,28 +451,13 @@ std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::ve
   return tables;
 }
 
-std::vector<int64_t> center_crop_pad_axes(const Node& node, int64_t rank) {
-  std::vector<int64_t> axes;
-  if (!node.has_attr("axes")) {
-    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    return axes;
-  }
-  for (int64_t a : node.ints("axes")) {
-    const int64_t n = require_axis(node, a, rank);
-    if (std::find(axes.begin(), axes.end(), n) != axes.end())
-      fail("{}: axes {} repeats axis {}", node.describe(), ints_str(node.ints("axes")), a);
-    axes.push_back(n);
-  }
-  return axes;
-}
-
 std::optional<std::vector<std::vector<int64_t>>> center_crop_pad_tables(const Node& node,
                                                                         const std::vector<int64_t>& in_dims,
                                                                         std::span<const Tensor* const> in) {
   bool known;
   const Tensor* ts = input_value(node, 1, in, known);
   if (!ts) return std::nullopt;
-  const std::vector<int64_t> axes = center_crop_pad_axes(node, static_cast<int64_t>(in_dims.size()));
+  const std::vector<int64_t> axes = axes_attr_or_all(node, static_cast<int64_t>(in_dims.size()));
   const std::vector<int64_t> shape = int_values(node, 1, *ts);
   if (shape.size() != axes.size())
     fail("{}: shape {} must have one value for each of the {} axes", node.describe(), ints_str(shape),

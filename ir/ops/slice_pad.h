@@ -45,8 +45,7 @@ std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::ve
                                                  const std::vector<int64_t>& begin,
                                                  const std::vector<int64_t>& end, const std::string& mode);
 
-// CenterCropPad: its axes attribute normalized, and its tables as Pad's (constant zeros).
-std::vector<int64_t> center_crop_pad_axes(const Node& node, int64_t rank);
+// CenterCropPad's tables as Pad's (constant zeros); its axes are axes_attr_or_all's.
 std::optional<std::vector<std::vector<int64_t>>> center_crop_pad_tables(
     const Node& node, const std::vector<int64_t>& in_dims, std::span<const Tensor* const> in = {});
 

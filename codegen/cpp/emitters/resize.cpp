@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/op_helpers.h"
 #include "ir/ops/resize.h"
 
 namespace kiln::codegen::cpp {
@@ -99,7 +100,7 @@ void emit(EmitContext& ctx, const ir::Node& node) {
     std::vector<double> fixed(2 * rank, 0.0);
     std::fill(fixed.begin() + rank, fixed.end(), 1.0);
     ctx.line(fmt::format("double roi[] = {{{}}};", doubles(fixed)));
-    const std::vector<int64_t> axes = ir::resize_axes(node, rank);
+    const std::vector<int64_t> axes = ir::axes_attr_or_all(node, rank);
     const int64_t n = static_cast<int64_t>(axes.size());
     for (int64_t i = 0; i < n; ++i) {
       ctx.line(fmt::format("roi[{}] = static_cast<double>({}[{}]);", axes[i], ctx.in(node, 1), i));
