@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kiln/rt/conv_direct.h"
 #include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/thread_pool.h"
@@ -10,6 +11,10 @@ namespace kiln::rt {
 namespace {
 
 bool is_depthwise(const Conv2dParams& p) { return p.group == p.C && p.group == p.M && p.group > 1; }
+
+// Convolutions that read x and their weights as they are (conv_direct.h): no column matrix, no
+// packing, no scratch.
+bool is_direct(const Conv2dParams& p) { return conv3x3_direct_applicable(p) || conv1x1_direct_applicable(p); }
 
 bool is_pointwise(const Conv2dParams& p) {
   return p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
@@ -415,6 +420,7 @@ void depthwise_plane_any(const ConvArgs& a, int64_t i, float* buf) {
 }  // namespace
 
 size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
+  if (is_direct(p)) return 0;
   if (use_transposed(p)) {  // the column matrix (unless 1x1), then Y^T
     const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW;
     return static_cast<size_t>((is_pointwise(p) ? 0 : kg * ohw) + ohw * (p.M / p.group));
@@ -430,7 +436,7 @@ void conv2d_f32(const Conv2dParams& p, const float* x, const float* w, const flo
 }
 
 size_t conv2d_packed_weight_floats(const Conv2dParams& p) noexcept {
-  if (p.group <= 0 || is_depthwise(p)) return 0;
+  if (p.group <= 0 || is_depthwise(p) || is_direct(p)) return 0;
   const int64_t mg = p.M / p.group, kg = p.C / p.group * p.KH * p.KW;
   // Transposed, the weights are the GEMM's B operand (W^T, kg x mg).
   return static_cast<size_t>(p.group) *
@@ -438,7 +444,7 @@ size_t conv2d_packed_weight_floats(const Conv2dParams& p) noexcept {
 }
 
 void conv2d_pack_weights(const Conv2dParams& p, const float* w, float* packed) noexcept {
-  if (p.group <= 0 || is_depthwise(p)) return;
+  if (p.group <= 0 || is_depthwise(p) || is_direct(p)) return;
   const int64_t mg = p.M / p.group, kg = p.C / p.group * p.KH * p.KW;
   if (use_transposed(p)) {
     const size_t per_group = gemm_f32_packed_b_floats(kg, mg);
@@ -474,6 +480,15 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
           depthwise_plane_any(*a, n * q.C + groups * 8 + (u - groups), buf);
       }
     });
+    return;
+  }
+
+  if (!w_packed && conv3x3_direct_applicable(p)) {  // a stem: no column matrix to build
+    conv3x3_direct(p, x, w, bias, y, epilogue, pool);
+    return;
+  }
+  if (!w_packed && conv1x1_direct_applicable(p)) {  // few input channels: no packing
+    conv1x1_direct(p, x, w, bias, y, epilogue, pool);
     return;
   }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kiln/rt/conv.h"
+#include "kiln/rt/conv_direct.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/winograd.h"
 #include "test_util.h"
@@ -191,6 +192,7 @@ TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the 
 TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
   CHECK(conv2d_scratch_floats(make(1, 8, 8, 8, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
   // 49 positions run transposed (as 54 rows, not 64 columns): scratch holds Y^T.
+  CHECK(conv2d_scratch_floats(make(1, 200, 7, 7, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 49 * 16);
   CHECK(conv2d_scratch_floats(make(1, 8, 7, 7, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 49 * 16);
   CHECK(conv2d_scratch_floats(make(1, 8, 14, 14, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
@@ -319,6 +321,7 @@ TEST_CASE("an epilogue given as clamp bounds (fn_is_clamp) is applied once, by w
       make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),       // transposed GEMM
       make(1, 19, 14, 14, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19),   // depthwise, 8 at once + planes
       make(1, 4, 9, 9, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4),        // depthwise, general
+      make(2, 3, 17, 30, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),     // direct 3x3, few channels
   };
   ThreadPool pool(2);
   uint32_t seed = 900;
@@ -381,4 +384,125 @@ TEST_CASE("an epilogue given as a residual (Epilogue::residual), with or without
       seed += 4;
     }
   }
+}
+
+TEST_CASE("conv3x3_direct (3x3, at most 4 input channels) matches the reference, every column stored once") {
+  const Conv2dParams cases[] = {
+      make(1, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // MobileNetV2's stem
+      make(2, 3, 17, 30, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),    // 15 columns, 10 channels (4 + 4 + 1 + 1)
+      make(1, 1, 9, 50, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),      // stride 1, 50 columns (24 + 24 + 2)
+      make(1, 4, 11, 8, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1),      // no padding, 6 columns
+      make(1, 2, 10, 41, 7, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1),     // pads of 2 at stride 2
+      make(1, 2, 12, 13, 3, 3, 3, 1, 1, 2, 0, 1, 2, 1, 1, 1),     // asymmetric pads
+      make(3, 3, 5, 49, 9, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1, 1),      // several images, 25 columns
+      make(1, 3, 1, 1, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),       // one pixel
+  };
+  // A plain epilogue (not a clamp) counts its calls per output, so a column stored twice or
+  // never shows; the clamp's bounds are applied in registers instead of fn.
+  struct Seen {
+    std::vector<int>* hits;
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 1200;
+  for (const auto& p : cases) {
+    REQUIRE(conv3x3_direct_applicable(p));
+    CHECK(conv2d_packed_weight_floats(p) == 0);
+    CHECK(conv2d_scratch_floats(p) == 0);
+    const ConvCase c = conv_case(p, seed);
+    INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M << " stride=" << p.stride_h
+              << " pads=" << p.pad_top << "," << p.pad_left);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<int> hits(c.r.size(), 0);
+      Seen seen{&hits};
+      const Epilogue count{[](const void* ctx, float*, int64_t offset, int64_t n) {
+                             auto& h = *static_cast<const Seen*>(ctx)->hits;
+                             for (int64_t i = 0; i < n; ++i) ++h[offset + i];
+                           },
+                           &seen};
+      std::vector<float> y(c.r.size(), -7.f);
+      conv3x3_direct(p, c.x.data(), c.w.data(), c.b.data(), y.data(), count, tp);
+      CHECK(max_rel_diff(y, c.r) < 1e-5);
+      CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+
+      const Epilogue clamp{[](const void*, float* v, int64_t, int64_t n) {
+                             for (int64_t i = 0; i < n; ++i) v[i] = v[i] < -0.5f ? -0.5f : (v[i] > 0.7f ? 0.7f : v[i]);
+                           },
+                           nullptr, true, -0.5f, 0.7f};
+      std::vector<float> r = c.r, z(c.r.size(), -7.f);
+      clamp.fn(nullptr, r.data(), 0, static_cast<int64_t>(r.size()));
+      conv2d_f32_prepacked(p, c.x.data(), c.w.data(), false, c.b.data(), z.data(), nullptr, clamp, tp);
+      CHECK(max_rel_diff(z, r) < 1e-5);
+    }
+    seed += 3;
+  }
+  CHECK_FALSE(conv3x3_direct_applicable(make(1, 5, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)));   // 5 channels
+  CHECK_FALSE(conv3x3_direct_applicable(make(1, 3, 8, 8, 4, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1)));   // 5x5
+  CHECK_FALSE(conv3x3_direct_applicable(make(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)));   // grouped
+  CHECK_FALSE(conv3x3_direct_applicable(make(1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2, 2, 1)));   // dilated
+  CHECK_FALSE(conv3x3_direct_applicable(make(1, 3, 8, 8, 4, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1)));   // stride 3
+}
+
+TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions) matches the reference with every epilogue") {
+  const Conv2dParams cases[] = {
+      make(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // MobileNetV2's 32 -> 16
+      make(1, 16, 13, 11, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // 143 positions: a padded last block
+      make(2, 160, 10, 10, 30, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),   // blocks of 24 x 4, 4; 2 images
+      make(1, 192, 14, 14, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // the largest K
+      make(3, 1, 1, 101, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),      // one channel, blocks 24 x 4 and 5
+      make(1, 7, 4, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),       // one output channel, 4 whole blocks
+  };
+  // fn: x + z (the residual z), then a clamp to [-0.5, 0.7] when `clamp`; given to the kernel
+  // as Epilogue::residual and bounds, or as a plain fn counting each output's calls.
+  struct Ctx {
+    const float* z;
+    bool clamp;
+    std::vector<int>* hits;
+  };
+  auto fn = [](const void* c, float* y, int64_t offset, int64_t n) {
+    const Ctx& q = *static_cast<const Ctx*>(c);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = y[i] + (q.z ? q.z[offset + i] : 0.f);
+      y[i] = !q.clamp ? v : (v < -0.5f ? -0.5f : (v > 0.7f ? 0.7f : v));
+      if (q.hits) ++(*q.hits)[offset + i];
+    }
+  };
+  ThreadPool pool(2), pool3(3);
+  uint32_t seed = 1500;
+  for (const auto& p : cases) {
+    REQUIRE(conv1x1_direct_applicable(p));
+    CHECK(conv2d_packed_weight_floats(p) == 0);
+    CHECK(conv2d_scratch_floats(p) == 0);
+    const ConvCase c = conv_case(p, seed);
+    const auto z = random_floats(c.r.size(), seed + 7);
+    INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &pool3}) {
+      for (const bool residual : {false, true})
+        for (const bool clamp : {false, true}) {
+          std::vector<float> r = c.r;
+          Ctx plain{residual ? z.data() : nullptr, clamp, nullptr};
+          fn(&plain, r.data(), 0, static_cast<int64_t>(r.size()));
+          // As the emitter states it: bounds and residual the kernel applies itself.
+          Ctx promised{residual ? z.data() : nullptr, clamp, nullptr};
+          const Epilogue in_regs{fn, &promised, clamp, clamp ? -0.5f : 0.f, clamp ? 0.7f : 0.f,
+                                 residual ? z.data() : nullptr};
+          std::vector<float> y(c.r.size(), -7.f);
+          conv2d_f32_prepacked(p, c.x.data(), c.w.data(), false, c.b.data(), y.data(), nullptr, in_regs, tp);
+          INFO("residual=" << residual << " clamp=" << clamp);
+          CHECK(max_rel_diff(y, r) < 1e-5);
+          // As an opaque fn: called once on every output.
+          std::vector<int> hits(c.r.size(), 0);
+          Ctx counted{residual ? z.data() : nullptr, clamp, &hits};
+          std::vector<float> y2(c.r.size(), -7.f);
+          conv1x1_direct(p, c.x.data(), c.w.data(), c.b.data(), y2.data(), Epilogue{fn, &counted}, tp);
+          CHECK(max_rel_diff(y2, r) < 1e-5);
+          CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+        }
+    }
+    seed += 3;
+  }
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 193, 8, 8, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));  // K > 192
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 8, 8, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1)));    // strided
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 8, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)));    // padded
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 8, 8, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2)));    // grouped
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 7, 7, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));    // 49 positions
 }

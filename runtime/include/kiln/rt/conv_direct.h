@@ -1,0 +1,37 @@
+// Direct 3x3 convolution for few input channels (a network's stem: MobileNetV2's 3 -> 32,
+// 3x3 stride 2 at 224 x 224), without a column matrix (conv2d_f32 uses it).
+#pragma once
+
+#include <cstdint>
+
+#include "kiln/rt/conv.h"
+
+namespace kiln::rt {
+
+// Whether conv3x3_direct handles p: ungrouped, 3x3, stride 1 or 2 in both axes, dilation 1,
+// padding in [0, 2], at most 4 input channels (K = C * 9 <= 36: im2col's column matrix has
+// so few rows that building and repacking it costs as much as the products), and input rows
+// short enough for its stack buffers. A property of the shape only (not of the CPU), since
+// conv2d_pack_weights leaves such weights as they are.
+bool conv3x3_direct_applicable(const Conv2dParams& p) noexcept;
+
+// y = conv(x, w) + bias (w as given: M x C x 3 x 3), then `epilogue` on each output row
+// (a Clip in registers when epilogue_is_clamp). Output rows are split across the pool.
+// With AVX2 and FMA (checked at run time) 4 output channels x 24 columns are summed in
+// registers per tap; elsewhere a plain loop.
+void conv3x3_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
+                    const Epilogue& epilogue, ThreadPool* pool) noexcept;
+
+// Whether conv1x1_direct handles p: an ungrouped 1x1, stride 1, unpadded convolution whose
+// weights are few enough to sum over all input channels per register tile (a shape property,
+// as for conv3x3_direct).
+bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept;
+
+// A 1x1 convolution read straight from x (no packing of the input, as the GEMM would do):
+// per block of 24 positions, 4 output channels x 24 positions summed in registers over all
+// input channels, the bias, residual and clamp applied as they are stored (Epilogue::residual,
+// fn_is_clamp; other epilogues per block). Blocks are split across the pool.
+void conv1x1_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
+                    const Epilogue& epilogue, ThreadPool* pool) noexcept;
+
+}  // namespace kiln::rt
