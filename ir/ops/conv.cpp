@@ -1,5 +1,6 @@
 // Conv: N-D convolution (1-D, 2-D, 3-D in practice) with groups, dilations, strides, pads,
-// auto_pad and an optional bias. ConvTranspose: its transpose (gradient), with output_padding
+// auto_pad and an optional bias; f32 1-D and 2-D ones run kiln::rt's conv2d_f32, the kernel
+// generated code calls, the rest a loop over output positions. ConvTranspose: its transpose (gradient), with output_padding
 // and output_shape, computed by kiln::rt's GEMM + col2im kernels.
 #include "ir/ops/conv.h"
 
@@ -7,9 +8,34 @@
 
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "kiln/rt/conv.h"
 #include "kiln/rt/conv_transpose.h"
 
 namespace kiln::ir {
+
+rt::Conv2dParams conv2d_params(const std::vector<int64_t>& x, const std::vector<int64_t>& w, int64_t group,
+                               const ResolvedWindow& window) {
+  const bool one_d = x.size() == 3;
+  // The H value of a per-axis list: its first entry, or `lifted` for a 1-D convolution.
+  auto h = [&](const std::vector<int64_t>& v, int64_t lifted) { return one_d ? lifted : v[0]; };
+  return rt::Conv2dParams{x[0],
+                          x[1],
+                          one_d ? 1 : x[2],
+                          x.back(),
+                          w[0],
+                          h(window.kernel, 1),
+                          window.kernel.back(),
+                          h(window.out_dims, 1),
+                          window.out_dims.back(),
+                          h(window.strides, 1),
+                          window.strides.back(),
+                          h(window.pads_begin, 0),
+                          window.pads_begin.back(),
+                          h(window.dilations, 1),
+                          window.dilations.back(),
+                          group};
+}
+
 namespace {
 
 struct ConvGeometry {
@@ -90,8 +116,17 @@ void eval_conv(const Node& node, std::span<const Tensor* const> in, std::vector<
   const std::vector<int64_t> y_dims = g.out.values();
   out[0] = Tensor(x.dtype(), y_dims);
 
-  const int64_t batch = x.dims()[0], channels = x.dims()[1], maps = w.dims()[0];
   const int64_t group = node.i("group");
+  if (x.dtype() == DType::F32 && (x.rank() == 3 || x.rank() == 4) && x.numel() > 0 && w.numel() > 0 &&
+      out[0].numel() > 0) {
+    const rt::Conv2dParams p = conv2d_params(x.dims(), w.dims(), group, g.window);
+    std::vector<float> scratch(rt::conv2d_scratch_floats(p));
+    rt::conv2d_f32(p, x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
+                   out[0].mutable_data<float>(), scratch.data(), nullptr);
+    return;
+  }
+
+  const int64_t batch = x.dims()[0], channels = x.dims()[1], maps = w.dims()[0];
   const int64_t cg = channels / group, mg = maps / group;
   const std::vector<int64_t> in_spatial(x.dims().begin() + 2, x.dims().end());
   const int64_t in_plane = numel(in_spatial), out_plane = numel(g.window.out_dims);

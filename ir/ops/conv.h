@@ -1,14 +1,23 @@
-// Geometry of ConvTranspose (ir/ops/conv.cpp), shared by its shape rule, its reference and the
-// code generator, so that all three validate and resolve the attributes the same way.
+// Geometry of Conv and ConvTranspose (ir/ops/conv.cpp), shared by their shape rules, their
+// references and the code generator, so that all three validate and resolve the attributes the
+// same way.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/ops/window.h"
+#include "kiln/rt/conv.h"
 #include "kiln/rt/conv_transpose.h"
 
 namespace kiln::ir {
+
+// A 1-D or 2-D convolution (Conv, QLinearConv, ConvInteger) as kiln::rt's conv2d parameters,
+// a 1-D one lifted to H = KH = OH = 1: from the static dims of X and W (both rank 3 or 4), the
+// group and the window resolve_window gave for them.
+rt::Conv2dParams conv2d_params(const std::vector<int64_t>& x, const std::vector<int64_t>& w, int64_t group,
+                               const ResolvedWindow& window);
 
 struct ConvTransposeGeometry {
   std::vector<int64_t> kernel, strides, dilations, pads_begin, out;  // per spatial axis

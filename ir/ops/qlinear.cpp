@@ -3,6 +3,7 @@
 // runtime/include/kiln/rt/qlinear.h, shared with generated code.
 #include "ir/ops/qlinear.h"
 
+#include "ir/ops/conv.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
 #include "kiln/rt/qlinear.h"
@@ -74,18 +75,7 @@ kiln::rt::Conv2dParams integer_conv_params(const Node& node, size_t xi, size_t w
   const Shape& ws = node.input(wi)->shape();
   if (!xs.is_static() || !ws.is_static())
     fail("{}: shapes {} and {} must be known", node.describe(), xs.str(), ws.str());
-  const ResolvedWindow win = integer_conv_geometry(node, xi, wi).second;
-  const std::vector<int64_t> x = xs.values(), w = ws.values();
-  const bool one_d = x.size() == 3;
-  kiln::rt::Conv2dParams p{};
-  p.N = x[0], p.C = x[1], p.M = w[0], p.group = node.i("group");
-  p.H = one_d ? 1 : x[2], p.W = x.back();
-  p.KH = one_d ? 1 : win.kernel[0], p.KW = win.kernel.back();
-  p.OH = one_d ? 1 : win.out_dims[0], p.OW = win.out_dims.back();
-  p.stride_h = one_d ? 1 : win.strides[0], p.stride_w = win.strides.back();
-  p.pad_top = one_d ? 0 : win.pads_begin[0], p.pad_left = win.pads_begin.back();
-  p.dil_h = one_d ? 1 : win.dilations[0], p.dil_w = win.dilations.back();
-  return p;
+  return conv2d_params(xs.values(), ws.values(), node.i("group"), integer_conv_geometry(node, xi, wi).second);
 }
 
 namespace {

@@ -29,6 +29,18 @@ inline Tensor iota(DType dtype, std::vector<int64_t> dims, double start = 0) {
   return Tensor::from_vector<double>(dtype, std::move(dims), v);
 }
 
+// `dims` filled with seeded pseudo-random values in [-1, 1) (the same for every dtype).
+inline Tensor random(DType dtype, std::vector<int64_t> dims, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<double>(seed >> 8) / static_cast<double>(1u << 23) - 1.0;
+  }
+  return Tensor::from_vector<double>(dtype, std::move(dims), v);
+}
+
 inline std::vector<double> values(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.as_double(i));

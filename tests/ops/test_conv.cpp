@@ -80,6 +80,51 @@ TEST_CASE("Conv f64 and f16") {
   }
 }
 
+// f32 1-D and 2-D Conv runs kiln::rt's conv2d_f32 (im2col + GEMM, 1x1, depthwise); f64 still
+// runs the loop over output positions, which checks the kernel here.
+TEST_CASE("Conv f32 (the runtime's kernel) agrees with the f64 loop") {
+  struct Case {
+    const char* what;
+    std::vector<int64_t> x, w;
+    AttributeMap attrs;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {"3x3, pads 1", {2, 5, 7, 6}, {4, 5, 3, 3}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, true},
+      {"strided, dilated, uneven pads",
+       {1, 3, 9, 8},
+       {6, 3, 3, 2},
+       {{"strides", std::vector<int64_t>{2, 3}},
+        {"dilations", std::vector<int64_t>{2, 1}},
+        {"pads", std::vector<int64_t>{0, 2, 1, 0}}},
+       true},
+      {"1x1", {1, 8, 4, 5}, {3, 8, 1, 1}, {}, false},
+      {"1x1 strided", {1, 8, 5, 5}, {3, 8, 1, 1}, {{"strides", std::vector<int64_t>{2, 2}}}, true},
+      {"depthwise 3x3",
+       {1, 6, 6, 7},
+       {6, 1, 3, 3},
+       {{"group", int64_t{6}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       true},
+      {"depthwise strided", {1, 4, 7, 7}, {4, 1, 3, 3}, {{"group", int64_t{4}}, {"strides", std::vector<int64_t>{2, 2}}}, false},
+      {"2 groups", {2, 4, 5, 5}, {6, 2, 2, 3}, {{"group", int64_t{2}}}, true},
+      {"SAME_LOWER", {1, 3, 6, 5}, {2, 3, 4, 3}, {{"auto_pad", "SAME_LOWER"}}, false},
+      {"1-D strided, padded", {2, 3, 11}, {4, 3, 3}, {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 2}}}, true},
+      {"kernel as large as the padded input", {1, 2, 3, 3}, {2, 2, 5, 5}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    auto run = [&](DType dt) {
+      OpTest t;
+      std::vector<Value*> in = {t.input("x", random(dt, c.x, 1)), t.constant("w", random(dt, c.w, 2))};
+      if (c.bias) in.push_back(t.constant("b", random(dt, {c.w[0]}, 3)));
+      return t.run1(t.node("Conv", in, c.attrs));
+    };
+    Tensor y = run(DType::F32);
+    CHECK(y.dtype() == DType::F32);
+    check_close(y, values(run(DType::F64)), 1e-5);
+  }
+}
+
 TEST_CASE("Conv shape rule: symbolic dims and errors") {
   OpTest t;
   Value* x = t.input("x", DType::F32, sym({Dim::symbol("N"), 3, Dim::symbol("H"), 32}));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "ir/ops/conv.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
 #include "kiln/rt/gemm.h"
@@ -29,11 +30,8 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
 
 kiln::rt::Conv2dParams conv2d_params(const ir::Node& node) {
   std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
-  Window2d win = window_2d(node, {x.begin() + 2, x.end()}, {w.begin() + 2, w.end()});
-  return kiln::rt::Conv2dParams{x[0],         x[1],         win.H,        win.W,
-                                w[0],         win.KH,       win.KW,       win.OH,
-                                win.OW,       win.stride_h, win.stride_w, win.pad_top,
-                                win.pad_left, win.dil_h,    win.dil_w,    node.i("group")};
+  return ir::conv2d_params(x, w, node.i("group"),
+                           ir::resolve_window(node, {x.begin() + 2, x.end()}, {w.begin() + 2, w.end()}));
 }
 
 std::string unsupported_conv2d(const ir::Node& node) {
