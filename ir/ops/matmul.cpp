@@ -1,7 +1,10 @@
-// Gemm (alpha * A' B' + beta * C) and MatMul (numpy matmul with batch broadcasting).
+// Gemm (alpha * A' B' + beta * C) and MatMul (numpy matmul with batch broadcasting). f32 and
+// f64 products run kiln::rt's GEMM kernels (f32: the one generated code calls), other dtypes a
+// plain loop.
 #include <type_traits>
 
 #include "ir/ops/op_helpers.h"
+#include "kiln/rt/gemm.h"
 #include "kiln/rt/gemm_f64.h"
 
 namespace kiln::ir {
@@ -88,7 +91,14 @@ void eval_gemm(const Node& node, std::span<const Tensor* const> in, std::vector<
   std::vector<int64_t> cs = c ? broadcast_strides(c->dims(), {m, n}) : std::vector<int64_t>{0, 0};
   visit_dtype(a.dtype(), [&]<class S>() {
     using C = compute_t<S>;
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (std::is_same_v<S, float>) {
+      float* py = out[0].mutable_data<float>();
+      if (c)  // C broadcast into Y, which the kernel then scales by beta and adds to
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) py[i * n + j] = c->data<float>()[i * cs[0] + j * cs[1]];
+      rt::gemm_f32(ta, tb, m, n, k, static_cast<float>(alpha), a.data<float>(), ta ? m : k, b.data<float>(),
+                   tb ? k : n, c ? static_cast<float>(beta) : 0.0f, py, n, nullptr);
+    } else if constexpr (std::is_floating_point_v<C>) {
       const S *pa = a.data<S>(), *pb = b.data<S>();
       const S* pc = c ? c->data<S>() : nullptr;
       S* py = out[0].mutable_data<S>();
@@ -164,6 +174,10 @@ void eval_matmul(const Node& node, std::span<const Tensor* const> in, std::vecto
         const S* xa = pa + ia * m * k;
         const S* xb = pb + ib * k * n;
         S* y = py + o * m * n;
+        if constexpr (std::is_same_v<S, float>) {
+          rt::gemm_f32(false, false, m, n, k, 1.0f, xa, k, xb, n, 0.0f, y, n, nullptr);
+          return;
+        }
         if constexpr (std::is_same_v<S, double>) {
           rt::gemm_f64(false, false, m, n, k, 1.0, xa, k, xb, n, 0.0, y, n, nullptr);
           return;

@@ -36,6 +36,44 @@ TEST_CASE("Gemm: alpha * A B + beta * C with C broadcast, and transposes") {
   }
 }
 
+// f32 Gemm and MatMul run kiln::rt's gemm_f32; Gemm's f64 runs the plain loop, MatMul's f64
+// gemm_f64, which check it here.
+TEST_CASE("Gemm and MatMul f32 (the runtime's GEMM) agree with f64") {
+  struct Case {
+    const char* what;
+    std::vector<int64_t> a, b, c;  // c empty: no C
+    AttributeMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {"plain", {7, 13}, {13, 9}, {}, {}},
+      {"transposed, alpha, beta, C a row",
+       {13, 7},
+       {19, 13},
+       {19},
+       {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}},
+      {"C a column", {5, 40}, {40, 33}, {5, 1}, {{"beta", -1.0f}}},
+      {"C a scalar, beta 0", {3, 4}, {4, 2}, {1}, {{"beta", 0.0f}}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    auto run = [&](DType dt) {
+      OpTest t;
+      std::vector<Value*> in = {t.input("a", random(dt, c.a, 1)), t.constant("b", random(dt, c.b, 2))};
+      if (!c.c.empty()) in.push_back(t.constant("c", random(dt, c.c, 3)));
+      return t.run1(t.node("Gemm", in, c.attrs));
+    };
+    check_close(run(DType::F32), values(run(DType::F64)), 1e-5);
+  }
+  for (auto [a, b] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{3, 1, 6, 17}, {4, 17, 5}}, {{17}, {2, 17, 9}}, {{2, 6, 17}, {17}}}) {
+    auto run = [&](DType dt) {
+      OpTest t;
+      return t.run1(t.node("MatMul", {t.input("a", random(dt, a, 1)), t.input("b", random(dt, b, 2))}));
+    };
+    check_close(run(DType::F32), values(run(DType::F64)), 1e-5);
+  }
+}
+
 TEST_CASE("Gemm shape rule: symbolic dims and errors") {
   OpTest t;
   Value* a = t.input("a", DType::F32, sym({Dim::symbol("M"), 64}));
