@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kiln/rt/gemm.h"
-#include "kiln/rt/tanh.h"
+#include "kiln/rt/vector_math.h"
 
 namespace kiln::rt {
 namespace {
@@ -14,12 +14,12 @@ namespace {
 float activate(const RnnFunc& f, float x) {
   switch (f.kind) {
     case RnnActivation::Relu: return x > 0.f ? x : 0.f;
-    case RnnActivation::Tanh: return std::tanh(x);
-    case RnnActivation::Sigmoid: return 1.f / (1.f + std::exp(-x));
+    case RnnActivation::Tanh: return tanh_f32(x);
+    case RnnActivation::Sigmoid: return sigmoid_f32(x);
     case RnnActivation::Affine: return f.alpha * x + f.beta;
     case RnnActivation::LeakyRelu: return x >= 0.f ? x : f.alpha * x;
     case RnnActivation::ThresholdedRelu: return x > f.alpha ? x : 0.f;
-    case RnnActivation::ScaledTanh: return f.alpha * std::tanh(f.beta * x);
+    case RnnActivation::ScaledTanh: return f.alpha * tanh_f32(f.beta * x);
     case RnnActivation::HardSigmoid: {
       const float v = f.alpha * x + f.beta;
       return v < 0.f ? 0.f : v > 1.f ? 1.f : v;
@@ -29,6 +29,24 @@ float activate(const RnnFunc& f, float x) {
     case RnnActivation::Softplus: return std::log1p(std::exp(x));
   }
   return x;
+}
+
+// v[k] = f(v[k]) for k < n. The switch sits outside the loops so that the common activations
+// (sigmoid, tanh, relu) run as loops of plain arithmetic that vectorize.
+void activate_n(const RnnFunc& f, float* __restrict v, int64_t n) {
+  switch (f.kind) {
+    case RnnActivation::Sigmoid:
+      for (int64_t k = 0; k < n; ++k) v[k] = sigmoid_f32(v[k]);
+      return;
+    case RnnActivation::Tanh:
+      for (int64_t k = 0; k < n; ++k) v[k] = tanh_f32(v[k]);
+      return;
+    case RnnActivation::Relu:
+      for (int64_t k = 0; k < n; ++k) v[k] = v[k] > 0.f ? v[k] : 0.f;
+      return;
+    default:
+      for (int64_t k = 0; k < n; ++k) v[k] = activate(f, v[k]);
+  }
 }
 
 struct Scratch {
@@ -49,6 +67,20 @@ int64_t state_row(const RnnParams& p, int d, int64_t b) {
 float clipped(const RnnParams& p, float v) {
   if (p.clip > 0.f) return v < -p.clip ? -p.clip : v > p.clip ? p.clip : v;
   return v;
+}
+
+// dst[k] = clipped(a[k] + b[k]) for k < n, then the activation; dst may be b.
+void gate(const RnnParams& p, const RnnFunc& f, const float* a, const float* b, float* dst, int64_t n) {
+  if (p.clip > 0.f) {
+    const float lo = -p.clip, hi = p.clip;
+    for (int64_t k = 0; k < n; ++k) {
+      const float v = a[k] + b[k];
+      dst[k] = v < lo ? lo : (v > hi ? hi : v);
+    }
+  } else {
+    for (int64_t k = 0; k < n; ++k) dst[k] = a[k] + b[k];
+  }
+  activate_n(f, dst, n);
 }
 
 // The LSTM everyone exports: sigmoid gates, tanh cell and output, no peepholes, clip or
@@ -108,7 +140,7 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
       float* h = s.h + b * H;
       float* c = s.c + b * H;
       if (p.cell == RnnCell::Rnn) {
-        for (int64_t k = 0; k < H; ++k) h[k] = activate(fn[0], clipped(p, xw[k] + hr[k]));
+        gate(p, fn[0], xw, hr, h, H);
       } else if (p.cell == RnnCell::Lstm && plain_lstm(p, fn, peep)) {
         lstm_update(xw, hr, c, h, H);
       } else if (p.cell == RnnCell::Lstm) {
@@ -137,11 +169,9 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
         const int64_t t = backward ? len - 1 - step : step;
         const float* xw = s.xw + row_of(p, t, b) * G;
         float* hr = s.hr + b * G;
-        for (int64_t k = 0; k < H; ++k) {
-          hr[k] = activate(fn[0], clipped(p, xw[k] + hr[k]));              // z
-          hr[H + k] = activate(fn[0], clipped(p, xw[H + k] + hr[H + k]));  // r
-          if (!p.linear_before_reset) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
-        }
+        gate(p, fn[0], xw, hr, hr, 2 * H);  // z and r
+        if (!p.linear_before_reset)
+          for (int64_t k = 0; k < H; ++k) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
       }
       if (!p.linear_before_reset)
         gemm_f32(false, true, p.batch, H, H, 1.f, s.rh, H, r + 2 * H * H, H, 0.f, s.hr + 2 * H, G, pool);
@@ -152,12 +182,14 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
         const float* xw = s.xw + row_of(p, t, b) * G;
         const float* hr = s.hr + b * G;
         float* h = s.h + b * H;
-        for (int64_t k = 0; k < H; ++k) {
-          const float pre = p.linear_before_reset ? xw[2 * H + k] + hr[H + k] * (hr[2 * H + k] + (rb_h ? rb_h[k] : 0.f))
-                                                  : xw[2 * H + k] + hr[2 * H + k];
-          const float ht = activate(fn[1], clipped(p, pre));
-          h[k] = (1.f - hr[k]) * ht + hr[k] * h[k];
-        }
+        // The h gate's input goes to rh (free once its product is done), then ht into it.
+        float* ht = s.rh + b * H;
+        if (p.linear_before_reset)
+          for (int64_t k = 0; k < H; ++k) ht[k] = hr[H + k] * (hr[2 * H + k] + (rb_h ? rb_h[k] : 0.f));
+        else
+          for (int64_t k = 0; k < H; ++k) ht[k] = hr[2 * H + k];
+        gate(p, fn[1], xw + 2 * H, ht, ht, H);
+        for (int64_t k = 0; k < H; ++k) h[k] = (1.f - hr[k]) * ht[k] + hr[k] * h[k];
       }
     }
     if (y) {

@@ -6,7 +6,7 @@
 
 #include "kiln/rt/recurrent.h"
 #include "kiln/rt/sequence_state.h"
-#include "kiln/rt/tanh.h"
+#include "kiln/rt/vector_math.h"
 
 using namespace kiln::rt;
 
@@ -101,18 +101,32 @@ TEST_CASE("causal_conv_with_state_f32 with kernel 1 keeps an empty state") {
   CHECK(y[2] == 6.f);
 }
 
-TEST_CASE("tanh_f32 and sigmoid_f32 stay within a few float ulps of the exact functions") {
-  double worst_tanh = 0, worst_sigmoid = 0;
+TEST_CASE("tanh_f32, exp_f32 and sigmoid_f32 stay within a few float ulps of the exact functions") {
+  double worst_tanh = 0, worst_sigmoid = 0, worst_exp = 0;
   for (int i = -2000000; i <= 2000000; ++i) {
     const float x = static_cast<float>(i) * 1e-5f;  // [-20, 20]
     const double t = std::tanh(static_cast<double>(x)), s = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
     worst_tanh = std::fmax(worst_tanh, std::fabs(kiln::rt::tanh_f32(x) - t) / std::fmax(std::fabs(t), 1e-30));
-    worst_sigmoid = std::fmax(worst_sigmoid, std::fabs(kiln::rt::sigmoid_f32(x) - s));
+    worst_sigmoid = std::fmax(worst_sigmoid, std::fabs(kiln::rt::sigmoid_f32(x) - s) / s);
+  }
+  for (int i = -873000; i <= 887000; ++i) {
+    const float x = static_cast<float>(i) * 1e-4f;  // [-87.3, 88.7]: e^x a normal float
+    const double e = std::exp(static_cast<double>(x));
+    worst_exp = std::fmax(worst_exp, std::fabs(kiln::rt::exp_f32(x) - e) / e);
   }
   CHECK(worst_tanh < 5e-7);
   CHECK(worst_sigmoid < 3e-7);
-  CHECK(kiln::rt::tanh_f32(std::numeric_limits<float>::infinity()) == 1.f);
-  CHECK(kiln::rt::tanh_f32(-std::numeric_limits<float>::infinity()) == -1.f);
-  CHECK(std::isnan(kiln::rt::tanh_f32(std::numeric_limits<float>::quiet_NaN())));
-  CHECK(kiln::rt::sigmoid_f32(-std::numeric_limits<float>::infinity()) == 0.f);
+  CHECK(worst_exp < 2.5e-7);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(kiln::rt::tanh_f32(inf) == 1.f);
+  CHECK(kiln::rt::tanh_f32(-inf) == -1.f);
+  CHECK(std::isnan(kiln::rt::tanh_f32(nan)));
+  CHECK(kiln::rt::exp_f32(0.f) == 1.f);
+  CHECK(kiln::rt::exp_f32(inf) == inf);
+  CHECK(kiln::rt::exp_f32(100.f) == inf);
+  CHECK(kiln::rt::exp_f32(-inf) == 0.f);
+  CHECK(std::isnan(kiln::rt::exp_f32(nan)));
+  CHECK(kiln::rt::sigmoid_f32(-inf) == 0.f);
+  CHECK(kiln::rt::sigmoid_f32(inf) == 1.f);
+  CHECK(std::isnan(kiln::rt::sigmoid_f32(nan)));
 }
