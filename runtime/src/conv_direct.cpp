@@ -22,15 +22,22 @@ namespace {
 
 constexpr int64_t kMaxChannels = 4;
 constexpr int64_t kMaxTaps = kMaxChannels * 9;
-// 1x1 convolutions read directly: at most this many input channels (K). Measured on Zen 4
-// against the packed GEMM, one thread: faster for every MobileNetV2 1x1 with K <= 192 (32 -> 16
-// at 112 x 112: 456 -> 183 us) and for ResNet-50's K = 64 and 128 ones; slower from K = 256
-// (ResNet-50's 256 -> 128 at 56 x 56: 2.02 -> 2.12 ms) as the K x 24 input block leaves L1.
+// 1x1 convolutions read directly (measured on Zen 4 against the packed GEMM, one thread):
+// at most kMaxPointwiseK input channels (K): from K = 256 the K x 24 input block leaves L1
+// (ResNet-50's 256 -> 128 at 56 x 56: 2.02 ms with the GEMM, 2.12 direct) ...
 constexpr int64_t kMaxPointwiseK = 192;
-// ... and planes of at least this many positions: on 7 x 7 planes (three blocks, the last of
-// one column) MobileNetV2's 160 -> 960 took 272 us in the model against the transposed GEMM's
-// 194 (the weights, 600 KiB, are read again for every block).
+// ... planes of at least this many positions: on 7 x 7 planes (three blocks, the last of one
+// column) MobileNetV2's 160 -> 960 took 272 us in the model against the transposed GEMM's 194
+// (the weights, 600 KiB, are read again for every block) ...
 constexpr int64_t kMinPointwisePositions = 96;
+// ... and only where the GEMM is at a disadvantage: few output channels (the 6-row tiles leave
+// an edge tile, and packing B is paid for few products: 32 -> 16 at 112 x 112, 456 -> 183 us),
+// few input channels (a tile's stores weigh as much as its K products: 16 -> 96, 594 -> 481
+// us), or few positions (14 x 14: the 16-wide column tiles compute 208 of 196). Elsewhere
+// (ResNet-50's 64 -> 256 at 56 x 56, 128 -> 512 at 28 x 28) the direct kernel was faster alone
+// but the network 0.5-1 ms slower, so they keep the GEMM.
+constexpr int64_t kFewChannels = 32;
+constexpr int64_t kFewPositions = 196;
 constexpr int64_t kSlots = 4;               // input rows kept: 3 in use, distinct mod 4
 constexpr int64_t kRingFloats = 8 * 1024;  // the ring of row buffers (32 KiB on the stack)
 constexpr int64_t kNoRow = INT64_MIN;      // a slot that holds no row yet
@@ -320,7 +327,8 @@ bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept {
   return p.group == 1 && p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
          p.pad_left == 0 && p.dil_h == 1 && p.dil_w == 1 && p.OH == p.H && p.OW == p.W && p.H > 0 && p.W > 0 &&
          p.C >= 1 && p.C <= kMaxPointwiseK && p.M >= 1 &&
-         p.H * p.W >= kMinPointwisePositions;
+         p.H * p.W >= kMinPointwisePositions &&
+         (p.C <= kFewChannels || p.M <= kFewChannels || p.H * p.W <= kFewPositions);
 }
 
 void conv1x1_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,

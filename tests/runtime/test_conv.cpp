@@ -442,7 +442,7 @@ TEST_CASE("conv3x3_direct (3x3, at most 4 input channels) matches the reference,
   CHECK_FALSE(conv3x3_direct_applicable(make(1, 3, 8, 8, 4, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1)));   // stride 3
 }
 
-TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions) matches the reference with every epilogue") {
+TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions, few channels or positions) matches the reference with every epilogue") {
   const Conv2dParams cases[] = {
       make(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // MobileNetV2's 32 -> 16
       make(1, 16, 13, 11, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),    // 143 positions: a padded last block
@@ -505,4 +505,8 @@ TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions) matches th
   CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 8, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)));    // padded
   CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 8, 8, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2)));    // grouped
   CHECK_FALSE(conv1x1_direct_applicable(make(1, 8, 7, 7, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));    // 49 positions
+  CHECK_FALSE(conv1x1_direct_applicable(make(1, 64, 56, 56, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));  // GEMM's
+  CHECK(conv1x1_direct_applicable(make(1, 64, 56, 56, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));         // few outputs
+  CHECK(conv1x1_direct_applicable(make(1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));        // few inputs
+  CHECK(conv1x1_direct_applicable(make(1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)));        // 196 positions
 }

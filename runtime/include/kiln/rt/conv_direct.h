@@ -22,9 +22,10 @@ bool conv3x3_direct_applicable(const Conv2dParams& p) noexcept;
 void conv3x3_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                     const Epilogue& epilogue, ThreadPool* pool) noexcept;
 
-// Whether conv1x1_direct handles p: an ungrouped 1x1, stride 1, unpadded convolution whose
-// weights are few enough to sum over all input channels per register tile (a shape property,
-// as for conv3x3_direct).
+// Whether conv1x1_direct handles p: an ungrouped 1x1, stride 1, unpadded convolution with at
+// most 192 input channels (summed over all of them per register tile) on a plane of at least
+// 96 positions, where the packed GEMM is at a disadvantage: at most 32 input or output
+// channels, or at most 196 positions (a shape property, as for conv3x3_direct).
 bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept;
 
 // A 1x1 convolution read straight from x (no packing of the input, as the GEMM would do):
