@@ -1,7 +1,8 @@
 """kiln int8 against kiln fp32 and ONNX Runtime int8: acceptance 2 of the quantization issue.
 
     python bench/quant_bench.py [--out build/bench] [--models resnet50,mobilenet_v2]
-                                [--threads 1,2] [--rounds 3] [--runs 10]
+                                [--threads 1,2] [--rounds 3] [--runs 10] [--realtime]
+                                [--calibration-samples 8] [--no-qdq] [--lock FILE]
 
 For every model (bench/models.py: torchvision ResNet-50 and MobileNetV2, random weights,
 batch 1):
@@ -20,6 +21,14 @@ batch 1):
 When kiln has `--precision int8` (its own static quantization; detected from `kiln compile
 --help`), the fp32 model is also compiled that way, calibrated on the same 8 inputs, and timed
 as a further row.
+
+`--realtime` times kiln and ORT alike under `chrt -f 50`, as bench/bench.py's option does;
+`--lock FILE` takes FILE (flock) around each timed command, so that timings by others who take
+the same lock do not overlap (compiles and calibration run outside it).
+`--calibration-samples N` calibrates kiln's own quantization on the first N of the 8 inputs
+(kiln's calibration runs its interpreter: fewer samples compile faster while iterating; ORT's
+model is always calibrated on all 8). `--no-qdq` skips compiling and timing ORT's QDQ model in
+kiln (the kiln int8 column is then kiln's own `--precision int8`).
 
 The issue asks for kiln int8 <= 0.55x kiln fp32 and faster than ORT int8. Prints a table and
 writes OUT/quant_results.json. Not a test: nothing fails on a timing.
@@ -74,11 +83,17 @@ def kiln_static_int8(a):
     return "--calibration-method" in B.run([a.kiln, "compile", "--help"]).stdout
 
 
-def write_calibration(entry, model_dir, dst):
-    """The calibration samples in kiln's layout: DST/sample_NN/<input name>.npy."""
+def write_calibration(entry, model_dir, dst, count):
+    """The first COUNT calibration samples in kiln's layout: DST/sample_NN/<input name>.npy."""
     inp = entry["inputs"][0]
     x = np.load(os.path.join(model_dir, inp["file"]))
-    for k, sample in enumerate(calibration_samples(x.shape)):
+    if os.path.isdir(dst):
+        for old in os.listdir(dst):  # a previous run's samples beyond COUNT
+            if old.startswith("sample_") and int(old[len("sample_"):]) >= count:
+                for f in os.listdir(os.path.join(dst, old)):
+                    os.remove(os.path.join(dst, old, f))
+                os.rmdir(os.path.join(dst, old))
+    for k, sample in enumerate(calibration_samples(x.shape)[:count]):
         d = os.path.join(dst, f"sample_{k:02d}")
         os.makedirs(d, exist_ok=True)
         np.save(os.path.join(d, B.sanitize(inp["name"]) + ".npy"), sample)
@@ -87,7 +102,7 @@ def write_calibration(entry, model_dir, dst):
 
 def time_ort(a, path, inputs, threads):
     """ONNX Runtime's median wall and CPU time (bench/ort_time.py)."""
-    c = B.run([a.python, os.path.join(REPO, "bench", "ort_time.py"), path, inputs, "--threads",
+    c = B.run(B.TIMED_PREFIX + [a.python, os.path.join(REPO, "bench", "ort_time.py"), path, inputs, "--threads",
                str(threads), "--runs", str(a.runs)])
     r = json.loads(c.stdout.strip().splitlines()[-1])
     return r["median_ms"], r["cpu_median_ms"]
@@ -120,7 +135,18 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--realtime", action="store_true",
+                   help="time kiln and ORT alike under `chrt -f 50` (needs root or CAP_SYS_NICE)")
+    p.add_argument("--lock", help="take this lock file (flock) around each timed command, so that timings "
+                                   "on a shared machine do not overlap others' that take it too")
+    p.add_argument("--calibration-samples", type=int, default=8,
+                   help="how many of the 8 inputs kiln's own --precision int8 calibrates on")
+    p.add_argument("--no-qdq", action="store_true", help="do not compile or time ORT's QDQ model in kiln")
     a = p.parse_args()
+    if a.realtime:
+        B.TIMED_PREFIX[:] = ["chrt", "-f", "50"]
+    if a.lock:
+        B.TIMED_PREFIX[:0] = ["flock", a.lock]
     models = [m for m in a.models.split(",") if m]
     threads = [int(t) for t in a.threads.split(",")]
     model_dir = os.path.join(a.out, "models")
@@ -136,12 +162,17 @@ def main():
         B.log(f"{name}: quantizing with onnxruntime.quantization")
         quantize(fp32, qdq, entry, model_dir)
         exe_f = compile_model(a, fp32, os.path.join(work, "kiln_fp32"))
-        exe_q = compile_model(a, qdq, os.path.join(work, "kiln_int8"))
+        exe_q = None if a.no_qdq else compile_model(a, qdq, os.path.join(work, "kiln_int8"))
         exe_s = None
         if kiln_static_int8(a):  # kiln's own static quantization of the fp32 model
-            calib = write_calibration(entry, model_dir, os.path.join(work, "calibration"))
+            calib = write_calibration(entry, model_dir, os.path.join(work, "calibration"),
+                                      a.calibration_samples)
             exe_s = compile_model(a, fp32, os.path.join(work, "kiln_int8_static"),
                                   ["--precision", "int8", "--calibration", calib])
+        if exe_q is None:  # --no-qdq: kiln's own quantization is the kiln int8 column
+            if exe_s is None:
+                raise SystemExit("--no-qdq needs a kiln with --precision int8")
+            exe_q, exe_s = exe_s, None
         in_args = B.kiln_input_args(fp32, inputs)
         got_q = outputs(exe_q, in_args, os.path.join(work, "out_int8"))[0].astype(np.float64)
         got_f = outputs(exe_f, in_args, os.path.join(work, "out_fp32"))[0].astype(np.float64)
