@@ -6,6 +6,10 @@
 //     becomes QLinearConv(xq, ..., wq, ..., bias as int32 at scale x_scale * w_scale[m])
 //   MatMul(DequantizeLinear(xq), DequantizeLinear(wq const 2-D)) -> QuantizeLinear
 //     becomes QLinearMatMul (per-tensor weight parameters)
+//   Gemm(DequantizeLinear(xq), DequantizeLinear(wq const s8, symmetric, per tensor or per
+//     output column), C) becomes MatMulInteger(xq, wq as [K, N], x_zero_point) * (x_scale *
+//     w_scale[n] * alpha) [+ beta * C], f32 (as quantize_static lowers a Gemm; a classifier's
+//     weights then stay 8-bit instead of being dequantized on every run)
 //   Add(DequantizeLinear(aq), DequantizeLinear(bq)) [-> Relu] -> QuantizeLinear, same shapes,
 //     becomes kiln.QLinearAdd (the same f32 arithmetic in one pass over the 8-bit values)
 //   MaxPool(DequantizeLinear(xq)) -> QuantizeLinear, with the same scale (positive) and zero
@@ -23,6 +27,7 @@
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "passes/integer_matmul.h"
 #include "passes/pass_manager.h"
 #include "passes/rewrite.h"
 
@@ -158,6 +163,41 @@ bool try_matmul(ir::Graph& graph, ir::Node& mm) {
   return true;
 }
 
+bool try_gemm(ir::Graph& graph, ir::Node& gemm) {
+  if (gemm.op() != "Gemm" || !gemm.output(0)->has_type() || (gemm.has_attr("transA") && gemm.i("transA") != 0))
+    return false;
+  const ir::Value* wv = gemm.input(1);
+  if (!wv->has_type() || !wv->shape().is_static() || wv->shape().rank() != 2 || !gemm.input(0)->has_type() ||
+      gemm.input(0)->shape().rank() != 2)
+    return false;
+  ConstantWeightMatMul m;
+  m.transposed = gemm.has_attr("transB") && gemm.i("transB") != 0;
+  m.K = wv->shape()[m.transposed ? 1 : 0].value();
+  m.N = wv->shape()[m.transposed ? 0 : 1].value();
+  if (gemm.has_attr("alpha")) m.alpha = gemm.f("alpha");
+  if (gemm.has_attr("beta")) m.beta = gemm.f("beta");
+  m.c = gemm.has_input(2) ? gemm.input(2) : nullptr;
+  if (m.K == 0 || m.N == 0 || (m.c && m.beta != 1 && !m.c->is_constant())) return false;
+  ir::Node* dx = dequantize_of(gemm.input(0), false, false, 0);
+  // Per output column: along axis 0 of a transposed W ([N, K]) only.
+  ir::Node* dw = dequantize_of(wv, true, m.transposed, m.N);
+  if (!dx || !dx->has_input(2) || !dw || dw->input(0)->dtype() != ir::DType::I8) return false;
+  if (dw->has_input(2))
+    for (int64_t i = 0; i < dw->input(2)->constant().numel(); ++i)
+      if (dw->input(2)->constant().as_int64(i) != 0) return false;
+  const int8_t* w = dw->input(0)->constant().data<int8_t>();
+  const ir::Tensor& ws = dw->input(1)->constant();
+  std::vector<int8_t> q(static_cast<size_t>(m.K * m.N));
+  for (int64_t k = 0; k < m.K; ++k)
+    for (int64_t n = 0; n < m.N; ++n) q[static_cast<size_t>(k * m.N + n)] = w[m.transposed ? n * m.K + k : k * m.N + n];
+  std::vector<float> scale(static_cast<size_t>(m.N));
+  for (int64_t n = 0; n < m.N; ++n) scale[static_cast<size_t>(n)] = ws.data<float>()[ws.numel() > 1 ? n : 0];
+  m.x = gemm.input(0);
+  m.w = dw->input(0);
+  lower_to_matmul_integer(graph, gemm, m, dx->input(0), dx->input(1), dx->input(2), q, std::move(scale));
+  return true;
+}
+
 // The same constant scalar (scale or zero point) of the same dtype.
 bool same_scalar(const ir::Value* a, const ir::Value* b) {
   if (!a || !b || !a->is_constant() || !b->is_constant() || a->dtype() != b->dtype()) return false;
@@ -200,7 +240,7 @@ bool try_add(ir::Graph& graph, ir::Node& add) {
 }
 
 bool try_fuse(ir::Graph& graph, ir::Node& n) {
-  return try_conv(graph, n) || try_matmul(graph, n) || try_add(graph, n) || try_maxpool(graph, n);
+  return try_conv(graph, n) || try_matmul(graph, n) || try_gemm(graph, n) || try_add(graph, n) || try_maxpool(graph, n);
 }
 
 }  // namespace

@@ -71,8 +71,12 @@ void lower_to_matmul_integer(ir::Graph& graph, ir::Node& node, const ConstantWei
   std::vector<int8_t> q(w.size());
   std::vector<float> scale(static_cast<size_t>(m.N));
   quantize_symmetric_s8(w.data(), m.N, m.K, 1, m.N, q.data(), scale.data());
-  for (float& s : scale) s *= m.alpha;
+  lower_to_matmul_integer(graph, node, m, xq, xs, xz, q, scale);
+}
 
+void lower_to_matmul_integer(ir::Graph& graph, ir::Node& node, const ConstantWeightMatMul& m, ir::Value* xq,
+                             ir::Value* xs, ir::Value* xz, const std::vector<int8_t>& q, std::vector<float> scale) {
+  for (float& s : scale) s *= m.alpha;
   ir::Value* wq = graph.add_constant(graph.unique_value_name(m.w->name() + ".s8"),
                                      ir::Tensor::from_vector<int8_t>(ir::DType::I8, {m.K, m.N}, q));
   ir::Node* mmi = insert_before(graph, node, "MatMulInteger", {xq, wq, xz}, {"acc"});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -29,6 +30,11 @@ std::optional<ConstantWeightMatMul> constant_weight_matmul(const ir::Node& node)
 // Gemm's alpha goes into ws. The last node keeps the node's output and name.
 void lower_to_matmul_integer(ir::Graph& graph, ir::Node& node, const ConstantWeightMatMul& m, ir::Value* xq,
                              ir::Value* xs, ir::Value* xz);
+
+// The same with W already quantized: q s8 [K, N] (row-major) and scale [N] (before alpha); m.w
+// only names the new constants.
+void lower_to_matmul_integer(ir::Graph& graph, ir::Node& node, const ConstantWeightMatMul& m, ir::Value* xq,
+                             ir::Value* xs, ir::Value* xz, const std::vector<int8_t>& q, std::vector<float> scale);
 
 // A node inserted just before `anchor`, named after it ("<anchor>.<op>"), its outputs
 // "<anchor's output>.<o>", types inferred.
