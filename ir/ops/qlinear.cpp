@@ -160,10 +160,11 @@ void infer_qlinear_matmul(Node& n) {
 void eval_qlinear_matmul(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const IntegerMatmulPlan p = integer_matmul_plan(n, 0, 3);
   out[0] = Tensor(n.output(0)->dtype(), n.output(0)->shape().values());
-  double multiplier = 0;
+  float multiplier = 0;
   visit_dtype(in[1]->dtype(), [&]<class S>() {
     if constexpr (std::is_floating_point_v<compute_t<S>>)
-      multiplier = rt::qlinear_multiplier<S>(in[1]->data<S>()[0], in[4]->data<S>()[0], in[6]->data<S>()[0]);
+      multiplier = static_cast<float>(
+          rt::qlinear_multiplier<S>(in[1]->data<S>()[0], in[4]->data<S>()[0], in[6]->data<S>()[0]));
   });
   visit_8bit(in[0]->dtype(), [&]<class A>() {
     visit_8bit(in[3]->dtype(), [&]<class B>() {

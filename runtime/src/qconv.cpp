@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -78,6 +79,37 @@ void pack_group(int64_t K, int64_t M, const T* w, unsigned char* packed) {
 
 // ---- the activations: im2col rows, then panels ----------------------------------------------
 
+// n bytes from s to d: overlapping 16-, 8- or 4-byte moves. im2col copies rows of 7 to 112
+// bytes, thousands per convolution, for which a memcpy call cost more than the copy.
+inline void copy_row(unsigned char* d, const unsigned char* s, int64_t n) {
+#if KILN_QCONV_X86
+  if (n >= 16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+    if (i < n)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + n - 16),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + n - 16)));
+    return;
+  }
+#endif
+  if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
 // Rows [k0, k1) of the column matrix of image n, group g: cols[k * OH*OW + oh * OW + ow] for
 // k = (c * KH + kh) * KW + kw; padding holds `pad` (x's zero point, so it adds nothing).
 void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g, unsigned char pad,
@@ -101,13 +133,27 @@ void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g,
         continue;
       }
       const unsigned char* s = src + ih * p.W + off;
-      std::memset(d, pad, static_cast<size_t>(lo));
+      // The padded ends are a few bytes: plain loops (memset calls cost more than they write).
+      for (int64_t ow = 0; ow < lo; ++ow) d[ow] = pad;
       if (p.stride_w == 1) {
-        std::memcpy(d + lo, s + lo, static_cast<size_t>(hi - lo));
+        copy_row(d + lo, s + lo, hi - lo);
       } else {
-        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * p.stride_w];
+        int64_t ow = lo;
+#if KILN_QCONV_X86
+        if (p.stride_w == 2) {
+          // Even bytes of 32, 16 outputs at a time (SSE2), while the 32 lie inside the row.
+          const __m128i even = _mm_set1_epi16(0x00FF);
+          for (; ow + 16 <= hi && 2 * ow + 32 + off <= p.W; ow += 16) {
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * ow));
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * ow + 16));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ow),
+                             _mm_packus_epi16(_mm_and_si128(a, even), _mm_and_si128(b, even)));
+          }
+        }
+#endif
+        for (; ow < hi; ++ow) d[ow] = s[ow * p.stride_w];
       }
-      std::memset(d + hi, pad, static_cast<size_t>(p.OW - hi));
+      for (int64_t ow = hi; ow < p.OW; ++ow) d[ow] = pad;
     }
   }
 }
@@ -167,10 +213,11 @@ struct GroupProblem {
   int64_t channel0;          // the group's first output channel
   QGemmOutput out;           // row_stride 1, col_stride N: channel m's plane at m * N
   QTileKernel kernel;        // weights (s8) broadcast, activations (u8) as vectors
+  QTileRequantKernel requant_kernel;  // with `add`: the kernel requantizing its tile, or null
   // With a plain 8-bit output (qgemm_plain_8bit_output) and no column sums: per channel of the
   // group, what is added to the sums (zero-point terms and bias) and the scale; else null.
   const int32_t* add;
-  const double* scale;
+  const float* scale;
 };
 
 uint32_t w_zero_of(const GroupProblem& q, int64_t m) {
@@ -185,14 +232,9 @@ uint32_t fixed_terms(const GroupProblem& q, int64_t m) {
 }
 
 void finish(const GroupProblem& q, int32_t* acc, int64_t m0, int64_t rows, int64_t j0, int64_t n) {
-  if (q.add) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t m = m0 + r;
-      qgemm_requantize_row(q.out, acc + r * kNR, n, q.add[m], q.scale[m],
-                           static_cast<unsigned char*>(q.out.y) + (q.channel0 + m) * q.N + j0);
-    }
-    return;
-  }
+  if (q.add)
+    return qgemm_requantize_rows(q.out, acc, kNR, rows, n, q.add + m0, q.scale + m0,
+                                 static_cast<unsigned char*>(q.out.y) + (q.channel0 + m0) * q.N + j0, q.N);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t m = m0 + r;
     const uint32_t zw = w_zero_of(q, m);
@@ -220,6 +262,12 @@ void run_tiles(const GroupProblem& q, int64_t mp0, int64_t mp1, int64_t np0, int
       const int8_t* w = q.panels + mp * kq * kMR * 4;
       for (int64_t pn = nb; pn < nb_end; ++pn) {
         const int64_t j0 = pn * kNR;
+        if (q.requant_kernel && q.add) {
+          q.requant_kernel(kq, w, q.x + pn * kq * 64, static_cast<int>(rows), std::min(kNR, q.N - j0), q.add + m0,
+                           q.scale + m0, q.out, static_cast<unsigned char*>(q.out.y) + (q.channel0 + m0) * q.N + j0,
+                           q.N);
+          continue;
+        }
         q.kernel(kq, w, q.x + pn * kq * 64, acc, static_cast<int>(rows));
         finish(q, acc, m0, rows, j0, std::min(kNR, q.N - j0));
       }
@@ -258,7 +306,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
   uint8_t* xpack = scratch;
   int32_t* sums = reinterpret_cast<int32_t*>(scratch + packed_x_bytes(p));
   int32_t* add = reinterpret_cast<int32_t*>(scratch + packed_x_bytes(p) + col_sum_bytes(p));
-  double* scale = reinterpret_cast<double*>(scratch + packed_x_bytes(p) + col_sum_bytes(p) + round_up(mg * 4, 8));
+  float* scale = reinterpret_cast<float*>(scratch + packed_x_bytes(p) + col_sum_bytes(p) + round_up(mg * 4, 8));
   unsigned char* cols = scratch + packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p);
   const bool direct = direct_1x1(p);
   const int64_t n_panels = (plane + kNR - 1) / kNR;
@@ -271,8 +319,8 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       GroupProblem q{K, mg, plane, reinterpret_cast<const int8_t*>(wg + kHeader + rowsum_bytes(mg)),
                      reinterpret_cast<const int32_t*>(wg + kHeader), xpack, nullptr,
                      static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u), w_zero_point,
-                     w_zero_point_count, static_cast<uint32_t>(h.shift), g * mg, out, qgemm_tile_kernel(isa, true), nullptr,
-                     nullptr};
+                     w_zero_point_count, static_cast<uint32_t>(h.shift), g * mg, out, qgemm_tile_kernel(isa, true),
+                     qgemm_tile_requant_kernel(isa), nullptr, nullptr};
       q.out.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * p.M * plane) * elem;
       q.out.row_stride = 1;
       q.out.col_stride = plane;
@@ -283,7 +331,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
           const int64_t c = g * mg + m;
           const uint32_t bias = out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? c : 0]) : 0u;
           add[m] = static_cast<int32_t>(fixed_terms(q, m) + bias);
-          scale[m] = out.scale ? static_cast<double>(out.scale[out.scale_count > 1 ? c : 0]) : 1.0;
+          scale[m] = out.scale ? out.scale[out.scale_count > 1 ? c : 0] : 1.0f;
         }
         q.add = add;
         q.scale = scale;
@@ -295,6 +343,17 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
         src = cols;
       }
       int32_t* s = q.col_sums ? sums : nullptr;
+      const int64_t m_panels = (mg + kMR - 1) / kMR;
+      const int threads = pool ? pool->size() : 1;
+      if (threads == 1 || n_panels >= 2 * threads || n_panels >= m_panels) {
+        // Split by pixel panels (as run_group would): each thread packs the panels it then
+        // multiplies, in one parallel loop (one wait for the threads instead of two).
+        parallel_for(pool, n_panels, [&](int64_t a, int64_t b) {
+          pack_x(src, plane, K, plane, flip, xpack, s, a, b);
+          run_tiles(q, 0, m_panels, a, b);
+        });
+        continue;
+      }
       parallel_for(pool, n_panels, [&](int64_t a, int64_t b) { pack_x(src, plane, K, plane, flip, xpack, s, a, b); });
       run_group(q, pool);
     }
@@ -355,18 +414,19 @@ struct PairLayout {
 
 PairLayout pair_layout(const Conv2dParams& p) {
   const int64_t rows = std::max(p.H + p.pad_top, (p.OH - 1) * p.stride_h + p.KH);
-  return {rows, round_up(round_up(p.OW, 32) + p.KW + 1, 16)};
+  return {rows, round_up(round_up(p.OW, 8) + p.KW + 1, 16)};
 }
 
 bool depthwise_vectorizable(const Conv2dParams& p) {
   return p.dil_h == 1 && p.dil_w == 1 && (p.stride_w == 1 || p.stride_w == 2);
 }
 
-// int32s of buffer per thread: the pair plane, one padded row of int16 (stride 1) and the
-// plane of sums (32 to spare).
+// int32s of buffer per thread: two pair planes (the next channel's is filled before this one's
+// sums are taken: loads from stores still in flight, offset from them, would wait for them),
+// one padded row of int16 (stride 1) and the plane of sums (32 to spare).
 size_t depthwise_buffer_ints(const Conv2dParams& p) {
   const PairLayout L = pair_layout(p);
-  return static_cast<size_t>(L.rows * L.width + L.width + 16 + p.OH * p.OW + 32);
+  return static_cast<size_t>(2 * L.rows * L.width + L.width + 16 + p.OH * p.OW + 32);
 }
 
 // Padded row r of the pair plane from input row `src` (stride 1: through `row16`, the padded
@@ -403,24 +463,107 @@ __attribute__((target("avx2"))) void fill_pairs(const Conv2dParams& p, const Pai
   }
 }
 
+// Stride 1 with AVX-512 (BW, VL): the pairs straight from the input bytes, padded element e
+// (input column e - pad_left) and e + 1 read by masked loads that touch only the row's columns
+// (no int16 row written and read back unaligned, which stalled on store forwarding).
+template <class X>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) void fill_pairs_s1_avx512(const Conv2dParams& p,
+                                                                                   const PairLayout& L,
+                                                                                   const X* src,
+                                                                                   int32_t x_zero_point,
+                                                                                   int32_t* pairs) {
+  const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(x_zero_point));
+  // Columns in [0, W) of the 17 that block i reads from i - pad_left on.
+  auto mask_at = [&](int64_t c0) {
+    const int64_t lo = std::clamp<int64_t>(-c0, 0, 16), hi = std::clamp<int64_t>(p.W - c0, 0, 16);
+    return static_cast<__mmask16>(hi > lo ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0u);
+  };
+  for (int64_t i = 0; i < L.width; i += 16) {
+    const int64_t c0 = i - p.pad_left;
+    const __mmask16 ma = mask_at(c0), mb = mask_at(c0 + 1);
+    // Masked-off lanes are not read (they may lie before or after the row: the address is
+    // formed as an integer, never dereferenced there).
+    const auto at = [&](int64_t c) {
+      return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(src) + static_cast<uintptr_t>(c));
+    };
+    const __m128i ba = _mm_maskz_loadu_epi8(ma, at(c0)), bb = _mm_maskz_loadu_epi8(mb, at(c0 + 1));
+    const __m256i a = _mm256_maskz_sub_epi16(
+        ma, std::is_signed_v<X> ? _mm256_cvtepi8_epi16(ba) : _mm256_cvtepu8_epi16(ba), z);
+    const __m256i b = _mm256_maskz_sub_epi16(
+        mb, std::is_signed_v<X> ? _mm256_cvtepi8_epi16(bb) : _mm256_cvtepu8_epi16(bb), z);
+    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
+
+// Channel m's pair plane (padding rows, then each input row).
+template <class X>
+__attribute__((target("avx2"))) void fill_plane(const Conv2dParams& p, const PairLayout& L, const X* plane,
+                                                int32_t x_zero_point, int32_t* plane_pairs, int16_t* row16,
+                                                bool avx512) {
+  std::memset(plane_pairs, 0, static_cast<size_t>(p.pad_top * L.width) * sizeof(int32_t));
+  std::memset(plane_pairs + (p.pad_top + p.H) * L.width, 0,
+              static_cast<size_t>((L.rows - p.pad_top - p.H) * L.width) * sizeof(int32_t));
+  for (int64_t ih = 0; ih < p.H; ++ih) {
+    int32_t* row = plane_pairs + (ih + p.pad_top) * L.width;
+    if (avx512 && p.stride_w == 1)
+      fill_pairs_s1_avx512(p, L, plane + ih * p.W, x_zero_point, row);
+    else
+      fill_pairs(p, L, plane + ih * p.W, x_zero_point, row, row16);
+  }
+}
+
+// The plane of sums of one channel from its pair plane: nt pairs of taps (NT when not 0, a
+// constant the loop is unrolled for), 8 outputs at a time (the blocks' sums are independent:
+// out-of-order execution overlaps them; wider blocks wasted most of the work on 7- and 14-wide
+// rows). Past a row's end this writes into the next row's sums, computed after it.
+template <int NT>
+__attribute__((target("avx2"))) void depthwise_sums(const Conv2dParams& p, const int32_t* plane_pairs,
+                                                    const int64_t* offset_in, const __m256i* wv_in, int64_t nt,
+                                                    int32_t* acc) {
+  constexpr int64_t kMax = NT > 0 ? NT : kMaxDepthwiseTaps;
+  const int64_t n = NT > 0 ? NT : nt;
+  __m256i wv[kMax];
+  int64_t offset[kMax];
+  for (int64_t t = 0; t < n; ++t) {
+    wv[t] = wv_in[t];
+    offset[t] = offset_in[t];
+  }
+  const int64_t width = pair_layout(p).width;
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    const int32_t* corner = plane_pairs + oh * p.stride_h * width;
+    for (int64_t ow0 = 0; ow0 < p.OW; ow0 += 8) {
+      __m256i a = _mm256_setzero_si256();
+      for (int64_t t = 0; t < n; ++t) {
+        const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corner + ow0 + offset[t]));
+        a = _mm256_add_epi32(a, _mm256_madd_epi16(pairs, wv[t]));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + oh * p.OW + ow0), a);
+    }
+  }
+}
+
 template <class X>
 __attribute__((target("avx2"))) void depthwise_avx2(const Conv2dParams& p, const X* x, int32_t x_zero_point,
                                                     const unsigned char* packed, const int32_t* w_zero_point,
                                                     int64_t w_zero_point_count, const QGemmOutput& out, int64_t n,
-                                                    int64_t m0, int64_t m1, int32_t* buffer) {
+                                                    int64_t m0, int64_t m1, int32_t* buffer, bool avx512) {
   int32_t shift;
   std::memcpy(&shift, packed, sizeof shift);
   const int8_t* weights = reinterpret_cast<const int8_t*>(packed + 64);
   const int64_t taps = p.KH * p.KW, npairs = (p.KW + 1) / 2, s = p.stride_w;
   const PairLayout L = pair_layout(p);
-  int32_t* plane_pairs = buffer;
-  int16_t* row16 = reinterpret_cast<int16_t*>(buffer + L.rows * L.width);
-  int32_t* acc = buffer + L.rows * L.width + L.width + 16;
+  int32_t* planes[2] = {buffer, buffer + L.rows * L.width};
+  int16_t* row16 = reinterpret_cast<int16_t*>(buffer + 2 * L.rows * L.width);
+  int32_t* acc = buffer + 2 * L.rows * L.width + L.width + 16;
   __m256i wv[kMaxDepthwiseTaps];
   int64_t offset[kMaxDepthwiseTaps];  // of each pair of taps in the plane, from the window's corner
   for (int64_t kh = 0; kh < p.KH; ++kh)
     for (int64_t j = 0; j < npairs; ++j) offset[kh * npairs + j] = kh * L.width + 2 * j / s;
   const int64_t nt = p.KH * npairs;
+  const X* xn = x + n * p.C * p.H * p.W;
+  if (m0 < m1) fill_plane(p, L, xn + m0 * p.H * p.W, x_zero_point, planes[m0 & 1], row16, avx512);
   for (int64_t m = m0; m < m1; ++m) {
     const int32_t zw = (w_zero_point ? w_zero_point[w_zero_point_count > 1 ? m : 0] : 0) - shift;
     for (int64_t kh = 0; kh < p.KH; ++kh)
@@ -431,34 +574,12 @@ __attribute__((target("avx2"))) void depthwise_avx2(const Conv2dParams& p, const
         wv[kh * npairs + j] = _mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(w1) << 16) |
                                                                      (static_cast<uint32_t>(w0) & 0xFFFFu)));
       }
-    // Padding rows (fill_pairs writes whole rows, padding included).
-    std::memset(plane_pairs, 0, static_cast<size_t>(p.pad_top * L.width) * sizeof(int32_t));
-    std::memset(plane_pairs + (p.pad_top + p.H) * L.width, 0,
-                static_cast<size_t>((L.rows - p.pad_top - p.H) * L.width) * sizeof(int32_t));
-    const X* plane = x + (n * p.C + m) * p.H * p.W;
-    for (int64_t ih = 0; ih < p.H; ++ih)
-      fill_pairs(p, L, plane + ih * p.W, x_zero_point, plane_pairs + (ih + p.pad_top) * L.width, row16);
-    for (int64_t oh = 0; oh < p.OH; ++oh) {
-      const int32_t* corner = plane_pairs + oh * p.stride_h * L.width;
-      // 32 outputs at a time (four independent sums); past the row's end this writes into the
-      // next row's sums, computed after it.
-      for (int64_t ow0 = 0; ow0 < p.OW; ow0 += 32) {
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-        for (int64_t t = 0; t < nt; ++t) {
-          const int32_t* src = corner + ow0 + offset[t];
-          const __m256i w = wv[t];
-          a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), w));
-          a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8)), w));
-          a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 16)), w));
-          a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 24)), w));
-        }
-        int32_t* d = acc + oh * p.OW + ow0;
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), a0);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8), a1);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), a2);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 24), a3);
-      }
-    }
+    if (m + 1 < m1) fill_plane(p, L, xn + (m + 1) * p.H * p.W, x_zero_point, planes[(m + 1) & 1], row16, avx512);
+    const int32_t* plane_pairs = planes[m & 1];
+    if (nt == 6)  // 3x3: the taps unrolled, weights and offsets in registers
+      depthwise_sums<6>(p, plane_pairs, offset, wv, nt, acc);
+    else
+      depthwise_sums<0>(p, plane_pairs, offset, wv, nt, acc);
     qgemm_finish_column(out, acc, 0, p.OH * p.OW, m);
   }
 }
@@ -471,6 +592,7 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 #if KILN_QCONV_X86
   const bool vectorized =
       isa != QGemmIsa::portable && qgemm_isa_supported(QGemmIsa::avx2) && depthwise_vectorizable(p);
+  const bool avx512 = vectorized && isa != QGemmIsa::avx2 && qgemm_isa_supported(QGemmIsa::avx512_vnni);
 #else
   (void)isa;
   const bool vectorized = false;
@@ -487,10 +609,10 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
         if (buffer == nullptr) return;  // out of memory: the output stays unwritten
         if (x.a_signed)
           depthwise_avx2(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, w_zero_point,
-                         w_zero_point_count, o, n, m0, m1, buffer);
+                         w_zero_point_count, o, n, m0, m1, buffer, avx512);
         else
           depthwise_avx2(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, w_zero_point,
-                         w_zero_point_count, o, n, m0, m1, buffer);
+                         w_zero_point_count, o, n, m0, m1, buffer, avx512);
         std::free(buffer);
         return;
       }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kiln/rt/qlinear.h"
 #include "kiln/rt/thread_pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -164,6 +165,82 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_v
   }
 }
 
+// requantize_f32 on 16 lanes (AVX-512): the output's range less the zero point, and the zero
+// point, for store_requantized.
+struct Requant16 {
+  __m512 lo, hi;
+  __m512i zero_point;
+};
+
+template <bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline Requant16 requant16(int32_t zero_point) {
+  return {_mm512_set1_ps(static_cast<float>((Signed ? -128 : 0) - zero_point)),
+          _mm512_set1_ps(static_cast<float>((Signed ? 127 : 255) - zero_point)), _mm512_set1_epi32(zero_point)};
+}
+
+// y[j] = requantize_f32(t[j], scale) for the lanes of `mask`: float(t) * scale, clamped (max_ps
+// returns its second operand for NaN: the low end), converted rounding half to even (the
+// default rounding mode), plus the zero point, narrowed (the values are in range).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void store_requantized(const Requant16& q, __m512i t,
+                                                                                  __m512 scale, __mmask16 mask,
+                                                                                  unsigned char* y) {
+  const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), scale), q.lo), q.hi);
+  __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), q.zero_point));
+  __asm__("" : "+v"(b));  // narrowed in a register: vpmovdb straight to memory is microcoded (slow)
+  if (mask == 0xFFFF)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y), b);
+  else
+    _mm_mask_storeu_epi8(y, mask, b);
+}
+
+// tile_vnni<true, R> with the requantization of a plain 8-bit output (qgemm_requantize_rows)
+// done on the sums in registers.
+template <int R, bool Signed>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni_requant(
+    int64_t kq, const uint8_t* a, const uint8_t* b, int64_t n, const int32_t* add, const float* scale,
+    int32_t zero_point, unsigned char* y, int64_t y_stride) {
+  // One 512-bit register per row (16 pixels x 4 bytes is a whole group of the panel): half the
+  // instructions of two 256-bit halves, and no register copies GCC made for those.
+  __m512i acc[R];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < kq; ++g) {
+    const __m512i bv = _mm512_loadu_si512(b + g * 64);
+    const uint8_t* ag = a + g * kMR * 4;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], bv, _mm512_set1_epi32(load_i32(ag + r * 4)));
+  }
+  const Requant16 q = requant16<Signed>(zero_point);
+  const __mmask16 mask = n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r)
+    store_requantized(q, _mm512_add_epi32(acc[r], _mm512_set1_epi32(add[r])), _mm512_set1_ps(scale[r]), mask,
+                      y + r * y_stride);
+}
+
+template <bool Signed>
+void kernel_vnni_requant(int64_t kq, const void* bcast, const void* vec, int rows, int64_t n, const int32_t* add,
+                         const float* scale, int32_t zero_point, unsigned char* y, int64_t y_stride) {
+  const auto* a = static_cast<const uint8_t*>(bcast);
+  const auto* b = static_cast<const uint8_t*>(vec);
+  switch (rows) {
+    case 1: tile_vnni_requant<1, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+    case 2: tile_vnni_requant<2, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+    case 3: tile_vnni_requant<3, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+    case 4: tile_vnni_requant<4, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+    case 5: tile_vnni_requant<5, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+    default: tile_vnni_requant<6, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
+  }
+}
+
+void kernel_vnni_requant_any(int64_t kq, const void* bcast, const void* vec, int rows, int64_t n, const int32_t* add,
+                             const float* scale, const QGemmOutput& out, unsigned char* y, int64_t y_stride) {
+  if (out.type == KILN_U8)
+    kernel_vnni_requant<false>(kq, bcast, vec, rows, n, add, scale, out.y_zero_point, y, y_stride);
+  else
+    kernel_vnni_requant<true>(kq, bcast, vec, rows, n, add, scale, out.y_zero_point, y, y_stride);
+}
+
 template <bool BS>
 void kernel_avx2(int64_t kq, const void* bcast, const void* vec, int32_t* c, int rows) {
   const auto* a = static_cast<const uint8_t*>(bcast);
@@ -295,7 +372,20 @@ int32_t requantize(double v, int32_t zero_point) {
   return static_cast<int32_t>(r);
 }
 
-// Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`.
+// A plain 8-bit output's values t[k] (scale[k] each) at y[base + k * stride], as
+// requantize_f32 computes them.
+void store_plain(const QGemmOutput& o, const int32_t* t, int64_t n, const double* scale, int64_t base, int64_t stride) {
+  if (o.type == KILN_U8) {
+    uint8_t* y = static_cast<uint8_t*>(o.y) + base;
+    for (int64_t k = 0; k < n; ++k)
+      y[k * stride] = requantize_f32<uint8_t>(t[k], static_cast<float>(scale[k]), o.y_zero_point);
+  } else {
+    int8_t* y = static_cast<int8_t*>(o.y) + base;
+    for (int64_t k = 0; k < n; ++k)
+      y[k * stride] = requantize_f32<int8_t>(t[k], static_cast<float>(scale[k]), o.y_zero_point);
+  }
+}
+
 // Rows [i0, i0 + m) x columns [j0, j0 + n) of the output from the int32 tile `acc`;
 // row_sums[r]: sum of the packed A values of row i0 + r. The per-column terms are gathered
 // first so that the loops over a row are straight-line code the compiler vectorizes.
@@ -317,11 +407,16 @@ void finish_tile(const Problem& p, const int32_t* acc, const uint32_t* row_sums,
   }
   int32_t t[kNR];
   double v[kNR];
+  const bool plain = qgemm_plain_8bit_output(o);
   for (int64_t r = 0; r < m; ++r) {
     const uint32_t rs = row_sums[r];
     for (int64_t c = 0; c < n; ++c)
       t[c] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * kNR + c]) - zb[c] * rs + fixed[c]);
     const int64_t base = (i0 + r) * o.row_stride + j0 * o.col_stride;
+    if (plain) {
+      store_plain(o, t, n, scale, base, o.col_stride);
+      continue;
+    }
     if (o.type == KILN_I32) {
       int32_t* y = static_cast<int32_t*>(o.y) + base;
       for (int64_t c = 0; c < n; ++c) y[c * o.col_stride] = t[c];
@@ -427,18 +522,38 @@ void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, in
 namespace {
 
 #if KILN_QGEMM_X86
-// finish_column's 8-bit output for contiguous values (row stride 1) with no offset and no clamp
-// of its own (QLinearConv's): v = t * scale in double, four lanes, clamped to the output's
-// range less the zero point and converted rounding half to even (the default rounding mode, on
-// which requantize()'s addition of 1.5 * 2^52 relies too). Clamping to integer bounds commutes
-// with the rounding, so this is requantize()'s result; NaN goes to the low end as there.
+// requantize_f32 of n contiguous values acc[k] + add (wrapping) into 8 bits, 16 at a time.
 template <bool Signed>
-__attribute__((target("avx2"))) void finish_contiguous_avx2(const QGemmOutput& o, const int32_t* acc, int64_t n,
-                                                            uint32_t bias, double scale, unsigned char* y) {
-  constexpr double qlo = Signed ? -128.0 : 0.0, qhi = Signed ? 127.0 : 255.0;
-  const double zp = o.y_zero_point;
-  const __m256d vs = _mm256_set1_pd(scale), clo = _mm256_set1_pd(qlo - zp), chi = _mm256_set1_pd(qhi - zp);
-  const __m128i vb = _mm_set1_epi32(static_cast<int32_t>(bias)), vz = _mm_set1_epi32(o.y_zero_point);
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_avx512(const int32_t* acc, int64_t n,
+                                                                            int32_t add, float scale,
+                                                                            int32_t zero_point, unsigned char* y) {
+  const Requant16 q = requant16<Signed>(zero_point);
+  const __m512 vs = _mm512_set1_ps(scale);
+  const __m512i va = _mm512_set1_epi32(add);
+  for (int64_t k0 = 0; k0 < n; k0 += 16) {
+    const __mmask16 mask = n - k0 >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - k0)) - 1);
+    store_requantized(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, acc + k0), va), vs, mask, y + k0);
+  }
+}
+
+// Rows [0, rows) of requantize_avx512: row r from acc + r * acc_stride with add[r], scale[r].
+template <bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_rows_avx512(
+    const int32_t* acc, int64_t acc_stride, int64_t rows, int64_t n, const int32_t* add, const float* scale,
+    int32_t zero_point, unsigned char* y, int64_t y_stride) {
+  for (int64_t r = 0; r < rows; ++r)
+    requantize_avx512<Signed>(acc + r * acc_stride, n, add[r], scale[r], zero_point, y + r * y_stride);
+}
+
+// The same on 8 lanes (AVX2): clamped to the output's range less the zero point, NaN to the
+// low end, converted rounding half to even, plus the zero point.
+template <bool Signed>
+__attribute__((target("avx2"))) void requantize_avx2(const int32_t* acc, int64_t n, int32_t add, float scale,
+                                                     int32_t zero_point, unsigned char* y) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  const __m256 clo = _mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - zero_point));
+  const __m256 chi = _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - zero_point));
+  const __m256i va = _mm256_set1_epi32(add), vz = _mm256_set1_epi32(zero_point);
   for (int64_t k0 = 0; k0 < n; k0 += 16) {
     const int64_t m = n - k0 < 16 ? n - k0 : 16;
     alignas(32) int32_t tail[16] = {};
@@ -447,16 +562,17 @@ __attribute__((target("avx2"))) void finish_contiguous_avx2(const QGemmOutput& o
       std::memcpy(tail, t, static_cast<size_t>(m) * 4);
       t = tail;
     }
-    __m128i q[4];
-    for (int i = 0; i < 4; ++i) {
-      const __m128i ti = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 4 * i)), vb);
-      __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(ti), vs);
-      v = _mm256_max_pd(v, clo);  // v > clo ? v : clo (NaN: clo)
-      v = _mm256_min_pd(v, chi);
-      q[i] = _mm_add_epi32(_mm256_cvtpd_epi32(v), vz);
+    __m256i q[2];
+    for (int i = 0; i < 2; ++i) {
+      const __m256i ti = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(t + 8 * i)), va);
+      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(ti), vs);
+      v = _mm256_min_ps(_mm256_max_ps(v, clo), chi);
+      q[i] = _mm256_add_epi32(_mm256_cvtps_epi32(v), vz);
     }
-    const __m128i w0 = _mm_packs_epi32(q[0], q[1]), w1 = _mm_packs_epi32(q[2], q[3]);
-    const __m128i b = Signed ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+    // int32 -> int16 -> 8 bits, per 128-bit lane; then the lanes back in order
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8);
+    const __m128i lo = _mm256_castsi256_si128(w), hi = _mm256_extracti128_si256(w, 1);
+    const __m128i b = Signed ? _mm_packs_epi16(lo, hi) : _mm_packus_epi16(lo, hi);
     if (m == 16) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(y + k0), b);
     } else {
@@ -475,23 +591,46 @@ bool qgemm_plain_8bit_output(const QGemmOutput& o) noexcept {
   return (o.type == KILN_U8 || o.type == KILN_I8) && no_offset && o.lo <= -3.4028235e38f && o.hi >= 3.4028235e38f;
 }
 
-void qgemm_requantize_row(const QGemmOutput& o, const int32_t* acc, int64_t n, int32_t add, double scale,
+void qgemm_requantize_row(const QGemmOutput& o, const int32_t* acc, int64_t n, int32_t add, float scale,
                           unsigned char* y) noexcept {
 #if KILN_QGEMM_X86
-  static const bool avx2 = cpu_has(QGemmIsa::avx2);
-  if (avx2) {
+  static const QGemmIsa isa = best_isa();
+  if (isa == QGemmIsa::avx512_vnni) {
     if (o.type == KILN_U8)
-      finish_contiguous_avx2<false>(o, acc, n, static_cast<uint32_t>(add), scale, y);
+      requantize_avx512<false>(acc, n, add, scale, o.y_zero_point, y);
     else
-      finish_contiguous_avx2<true>(o, acc, n, static_cast<uint32_t>(add), scale, y);
+      requantize_avx512<true>(acc, n, add, scale, o.y_zero_point, y);
+    return;
+  }
+  if (isa == QGemmIsa::avx2) {
+    if (o.type == KILN_U8)
+      requantize_avx2<false>(acc, n, add, scale, o.y_zero_point, y);
+    else
+      requantize_avx2<true>(acc, n, add, scale, o.y_zero_point, y);
     return;
   }
 #endif
   for (int64_t k = 0; k < n; ++k) {
-    const double v = static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(acc[k]) + static_cast<uint32_t>(add))) * scale;
-    y[k] = static_cast<unsigned char>(o.type == KILN_U8 ? requantize<uint8_t>(v, o.y_zero_point)
-                                                        : requantize<int8_t>(v, o.y_zero_point));
+    const auto t = static_cast<int32_t>(static_cast<uint32_t>(acc[k]) + static_cast<uint32_t>(add));
+    y[k] = o.type == KILN_U8 ? requantize_f32<uint8_t>(t, scale, o.y_zero_point)
+                             : static_cast<unsigned char>(requantize_f32<int8_t>(t, scale, o.y_zero_point));
   }
+}
+
+void qgemm_requantize_rows(const QGemmOutput& o, const int32_t* acc, int64_t acc_stride, int64_t rows, int64_t n,
+                           const int32_t* add, const float* scale, unsigned char* y, int64_t y_stride) noexcept {
+#if KILN_QGEMM_X86
+  static const bool avx512 = best_isa() == QGemmIsa::avx512_vnni;
+  if (avx512) {
+    if (o.type == KILN_U8)
+      requantize_rows_avx512<false>(acc, acc_stride, rows, n, add, scale, o.y_zero_point, y, y_stride);
+    else
+      requantize_rows_avx512<true>(acc, acc_stride, rows, n, add, scale, o.y_zero_point, y, y_stride);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    qgemm_requantize_row(o, acc + r * acc_stride, n, add[r], scale[r], y + r * y_stride);
 }
 
 void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, int64_t n, int64_t j) noexcept {
@@ -501,8 +640,22 @@ void qgemm_finish_column(const QGemmOutput& o, const int32_t* acc, int64_t i0, i
   const double lo = o.lo, hi = o.hi;
   const int64_t rs = o.row_stride;
   const int64_t base = i0 * rs + j * o.col_stride;
-  if (rs == 1 && qgemm_plain_8bit_output(o))
-    return qgemm_requantize_row(o, acc, n, static_cast<int32_t>(bias), scale, static_cast<unsigned char*>(o.y) + base);
+  if (qgemm_plain_8bit_output(o)) {
+    if (rs == 1)
+      return qgemm_requantize_row(o, acc, n, static_cast<int32_t>(bias), static_cast<float>(scale),
+                                  static_cast<unsigned char*>(o.y) + base);
+    for (int64_t k0 = 0; k0 < n; k0 += kNR) {
+      const int64_t m = n - k0 < kNR ? n - k0 : kNR;
+      int32_t t[kNR];
+      double s[kNR];
+      for (int64_t k = 0; k < m; ++k) {
+        t[k] = static_cast<int32_t>(static_cast<uint32_t>(acc[k0 + k]) + bias);
+        s[k] = scale;
+      }
+      store_plain(o, t, m, s, base + k0 * rs, rs);
+    }
+    return;
+  }
   // In chunks, each through straight loops as in finish_tile.
   for (int64_t k0 = 0; k0 < n; k0 += kNR) {
     const int64_t m = n - k0 < kNR ? n - k0 : kNR;
@@ -534,6 +687,16 @@ bool qgemm_isa_supported(QGemmIsa isa) noexcept { return cpu_has(isa); }
 
 QTileKernel qgemm_tile_kernel(QGemmIsa isa, bool broadcast_signed) noexcept {
   return broadcast_signed ? kernel_for<true>(isa) : kernel_for<false>(isa);
+}
+
+QTileRequantKernel qgemm_tile_requant_kernel(QGemmIsa isa) noexcept {
+#if KILN_QGEMM_X86
+  if (isa == QGemmIsa::automatic || !cpu_has(isa)) isa = best_isa();
+  if (isa == QGemmIsa::avx512_vnni) return kernel_vnni_requant_any;
+#else
+  (void)isa;
+#endif
+  return nullptr;
 }
 
 const char* qgemm_isa_name(QGemmIsa isa) noexcept {

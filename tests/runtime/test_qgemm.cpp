@@ -234,6 +234,10 @@ const Conv2dParams kConvCases[] = {
     {2, 3, 17, 41, 3, 3, 3, 9, 22, 2, 2, 2, 2, 1, 1, 3}, // depthwise stride 2, padding 2, odd sizes
     {1, 4, 9, 9, 4, 3, 3, 5, 5, 2, 1, 1, 1, 1, 1, 4},    // depthwise, stride 2 rows and 1 columns
     {1, 4, 9, 10, 4, 2, 4, 8, 3, 1, 3, 0, 0, 1, 1, 4},   // depthwise stride 3 (plain loop), even kernel
+    {1, 5, 7, 7, 5, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 5},    // depthwise 7x7 (one 8-output block a row)
+    {1, 3, 14, 14, 3, 3, 3, 7, 7, 2, 2, 0, 1, 1, 1, 3},  // depthwise 14 -> 7 stride 2, padding left only
+    {1, 3, 16, 17, 3, 3, 3, 16, 17, 1, 1, 1, 3, 1, 1, 3},// depthwise, row of 17 + padding 3 (two masked loads)
+    {1, 3, 9, 70, 5, 3, 3, 5, 35, 2, 2, 1, 1, 1, 1, 1},  // 3x3 stride 2, rows of 70: vector im2col
 };
 
 }  // namespace
@@ -320,6 +324,51 @@ TEST_CASE("qconv2d requantized u8/s8 output matches qlinear_conv2d") {
       }
     }
   }
+}
+
+TEST_CASE("qgemm_requantize_row equals requantize_f32: saturation, ties, wrapping, every tail length") {
+  // Values around both ends of the range, exact halves (multiplier 0.5), large sums.
+  std::vector<int32_t> acc;
+  for (int32_t v = -700; v <= 700; v += 3) acc.push_back(v);
+  for (int32_t v : {INT32_MIN, INT32_MAX, 1 << 24, (1 << 24) + 1, -(1 << 25) - 3, 2147483000}) acc.push_back(v);
+  const auto noise = random_ints<int32_t>(300, 95, -100000, 100000);
+  acc.insert(acc.end(), noise.begin(), noise.end());
+  for (float scale : {0.5f, 0.37f, 1.0f / 3.0f, 2.5e-4f})
+    for (int32_t add : {0, 7, -1000, INT32_MAX})
+      for (kiln_dtype type : {KILN_U8, KILN_I8})
+        for (int32_t zp : type == KILN_U8 ? std::vector<int32_t>{0, 128, 255} : std::vector<int32_t>{-128, 0, 5, 127})
+          for (int64_t n : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(acc.size())}) {
+            CAPTURE(scale);
+            CAPTURE(add);
+            CAPTURE(zp);
+            CAPTURE(n);
+            QGemmOutput out;
+            out.type = type;
+            out.y_zero_point = zp;
+            std::vector<unsigned char> got(static_cast<size_t>(n) + 1, 0xA5);
+            qgemm_requantize_row(out, acc.data(), n, add, scale, got.data());
+            int64_t bad = 0;
+            for (int64_t k = 0; k < n; ++k) {
+              const auto t = static_cast<int32_t>(static_cast<uint32_t>(acc[k]) + static_cast<uint32_t>(add));
+              const unsigned char want = type == KILN_U8
+                                             ? requantize_f32<uint8_t>(t, scale, zp)
+                                             : static_cast<unsigned char>(requantize_f32<int8_t>(t, scale, zp));
+              bad += got[k] != want;
+            }
+            CHECK(bad == 0);
+            CHECK(got[n] == 0xA5);  // nothing written past n
+          }
+}
+
+TEST_CASE("requantize_f32 rounds half to even and saturates") {
+  CHECK(requantize_f32<uint8_t>(5, 0.5f, 0) == 2);    // 2.5 -> 2
+  CHECK(requantize_f32<uint8_t>(7, 0.5f, 0) == 4);    // 3.5 -> 4
+  CHECK(requantize_f32<uint8_t>(-7, 0.5f, 10) == 6);  // -3.5 -> -4, + 10
+  CHECK(requantize_f32<uint8_t>(1000, 1.0f, 3) == 255);
+  CHECK(requantize_f32<uint8_t>(-1000, 1.0f, 3) == 0);
+  CHECK(requantize_f32<int8_t>(1000, 1.0f, -3) == 127);
+  CHECK(requantize_f32<int8_t>(-1000, 1.0f, -3) == -128);
+  CHECK(requantize_f32<int8_t>(INT32_MIN, 1.0f, 0) == -128);
 }
 
 TEST_CASE("qlinear_add equals DequantizeLinear, Add, QuantizeLinear in f32, saturating at both ends") {

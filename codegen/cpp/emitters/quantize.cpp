@@ -91,7 +91,8 @@ void emit_qlinear_matmul(EmitContext& ctx, const ir::Node& node) {
   const ir::IntegerMatmulPlan p = ir::integer_matmul_plan(node, 0, 3);
   const std::string ta = cpp_type(node.input(0)->dtype()), tb = cpp_type(node.input(3)->dtype()),
                     ty = cpp_type(node.output(0)->dtype());
-  ctx.line(fmt::format("const double multiplier = kiln::rt::qlinear_multiplier<{}>({}[0], {}[0], {}[0]);",
+  ctx.line(fmt::format("const auto multiplier = static_cast<float>("
+                       "kiln::rt::qlinear_multiplier<{}>({}[0], {}[0], {}[0]));",
                        cpp_type(node.input(1)->dtype()), ctx.in(node, 1), ctx.in(node, 4), ctx.in(node, 6)));
   const std::string za = zero_point_value(ctx, node, 2), zb = zero_point_value(ctx, node, 5),
                     zy = zero_point_value(ctx, node, 7);
@@ -287,15 +288,29 @@ size_t qlinear_conv_scratch(const ir::Node& node) {
   return static_cast<size_t>(numel_of(node.output(0))) * 4;
 }
 
-// kiln.QLinearAdd: qlinear_add over the whole tensor, scales and zero points read at run time.
+// kiln.QLinearAdd: qlinear_add over the whole tensor, scales and zero points read at run time;
+// in chunks of 16384 elements across the thread pool when there are several (each element is
+// computed alone: the same values however the tensor is split).
 void emit_qlinear_add(EmitContext& ctx, const ir::Node& node) {
   const auto zp = [&](size_t i) {
     return node.has_input(i) ? fmt::format("static_cast<float>({}[0])", ctx.in(node, i)) : std::string("0.0f");
   };
-  ctx.line(fmt::format("kiln::rt::qlinear_add<{}, {}, {}>({}, {}[0], {}, {}, {}[0], {}, {}[0], {}, {}, {});",
-                       cpp_type(node.input(0)->dtype()), cpp_type(node.input(3)->dtype()),
-                       cpp_type(node.output(0)->dtype()), ctx.in(node, 0), ctx.in(node, 1), zp(2), ctx.in(node, 3),
-                       ctx.in(node, 4), zp(5), ctx.in(node, 6), zp(7), ctx.out(node, 0), numel_of(node.output(0))));
+  constexpr int64_t kChunk = 16384;
+  const int64_t n = numel_of(node.output(0));
+  const std::string call = fmt::format(
+      "kiln::rt::qlinear_add<{}, {}, {}>({} + b, {}[0], {}, {} + b, {}[0], {}, {}[0], {}, {} + b, e - b);",
+      cpp_type(node.input(0)->dtype()), cpp_type(node.input(3)->dtype()), cpp_type(node.output(0)->dtype()),
+      ctx.in(node, 0), ctx.in(node, 1), zp(2), ctx.in(node, 3), ctx.in(node, 4), zp(5), ctx.in(node, 6), zp(7),
+      ctx.out(node, 0));
+  if (n <= kChunk) {
+    ctx.line(fmt::format("const int64_t b = 0, e = {};", n));
+    ctx.line(call);
+    return;
+  }
+  ctx.line(fmt::format("kiln::rt::parallel_for(pool, {}, [&](int64_t c0, int64_t c1) {{", (n + kChunk - 1) / kChunk));
+  ctx.line(fmt::format("  const int64_t b = c0 * {}, e = c1 * {} < {} ? c1 * {} : {};", kChunk, kChunk, n, kChunk, n));
+  ctx.line("  " + call);
+  ctx.line("});");
 }
 
 }  // namespace

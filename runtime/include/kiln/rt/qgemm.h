@@ -46,10 +46,23 @@ const char* qgemm_isa_name(QGemmIsa isa) noexcept;
 using QTileKernel = void (*)(int64_t kq, const void* broadcast, const void* vector, int32_t* c, int rows);
 QTileKernel qgemm_tile_kernel(QGemmIsa isa, bool broadcast_signed) noexcept;
 
+// The same tile with s8 broadcast (qconv2d's weights), its rows requantized as they leave the
+// registers (a plain 8-bit output, see qgemm_requantize_row): row r's first n (<= 16) values
+// y[r * y_stride + j] = requantize_f32(c[r * 16 + j] + add[r], scale[r], out.y_zero_point) of
+// out.type. Null where the CPU lacks AVX-512 VNNI (then the tile kernel and
+// qgemm_requantize_rows do it).
+struct QGemmOutput;
+using QTileRequantKernel = void (*)(int64_t kq, const void* broadcast, const void* vector, int rows, int64_t n,
+                                    const int32_t* add, const float* scale, const QGemmOutput& out, unsigned char* y,
+                                    int64_t y_stride);
+QTileRequantKernel qgemm_tile_requant_kernel(QGemmIsa isa) noexcept;
+
 // What is done with acc(i, j) once the tile is final. With t = acc + bias[j] (wrapping):
 //   KILN_I32: y = t
 //   otherwise v = clamp(t * scale[j] + offset[j], lo, hi) (in double), then
-//   KILN_F32: y = v;  KILN_U8 / KILN_I8: y = saturate(round_half_even(v) + y_zero_point).
+//   KILN_F32: y = v;  KILN_U8 / KILN_I8: y = saturate(round_half_even(v) + y_zero_point);
+//   except an 8-bit output with no offset and no clamp (qgemm_plain_8bit_output: QLinearConv's,
+//   QLinearMatMul's): y = requantize_f32(t, scale[j], y_zero_point) (qlinear.h; in float).
 // Per-column arrays have `count` 1 (per tensor) or N; null pointers mean 0 (bias, offset) or
 // 1 (scale). y(i, j) is at y[i * row_stride + j * col_stride] (elements).
 struct QGemmOutput {
@@ -86,10 +99,15 @@ void qgemm_finish_column(const QGemmOutput& out, const int32_t* acc, int64_t i0,
 // True when `out` is 8-bit with no offset and no clamp of its own (QLinearConv's, QLinearMatMul's).
 bool qgemm_plain_8bit_output(const QGemmOutput& out) noexcept;
 
-// For such an output: n contiguous values y[k] = saturate(round_half_even((acc[k] + add) * scale)
-// + out.y_zero_point) (acc[k] + add wrapping), the epilogue's result, vectorized where the CPU
-// allows; out.type and out.y_zero_point are read, nothing else.
-void qgemm_requantize_row(const QGemmOutput& out, const int32_t* acc, int64_t n, int32_t add, double scale,
+// For such an output: n contiguous values y[k] = requantize_f32(acc[k] + add, scale,
+// out.y_zero_point) (acc[k] + add wrapping), the epilogue's result, vectorized where the CPU
+// allows (AVX-512: 16 values an instruction); out.type and out.y_zero_point are read, nothing else.
+void qgemm_requantize_row(const QGemmOutput& out, const int32_t* acc, int64_t n, int32_t add, float scale,
                           unsigned char* y) noexcept;
+
+// qgemm_requantize_row for `rows` rows at once: row r's n values from acc + r * acc_stride,
+// with add[r] and scale[r], to y + r * y_stride.
+void qgemm_requantize_rows(const QGemmOutput& out, const int32_t* acc, int64_t acc_stride, int64_t rows, int64_t n,
+                           const int32_t* add, const float* scale, unsigned char* y, int64_t y_stride) noexcept;
 
 }  // namespace kiln::rt

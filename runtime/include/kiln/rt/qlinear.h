@@ -45,18 +45,30 @@ double qlinear_multiplier(S a_scale, S b_scale, S y_scale) noexcept {
   return static_cast<double>(static_cast<C>(S(static_cast<C>(ab) / static_cast<C>(y_scale))));
 }
 
-// y = clamp(rint(matmul_integer(a, b) * multiplier + y_zero_point)) to Y's range.
+// The requantization of QLinearMatMul's and QLinearConv's int32 sums to 8 bits, in float as
+// ONNX Runtime (MLAS) computes it: v = float(acc) * multiplier (one float rounding each),
+// clamped to Y's range less the zero point (NaN to the low end), rounded half to even, plus
+// the zero point (in Y's range). The int8 kernels (qgemm.cpp) compute exactly this, 16 values
+// per AVX-512 instruction; in double (as ONNX's reference) a value could round differently
+// only when acc * multiplier lies within a float rounding (2^-24 relative) of a half-integer.
+template <class Y>
+Y requantize_f32(int32_t acc, float multiplier, int32_t zero_point) noexcept {
+  const float lo = static_cast<float>(std::numeric_limits<Y>::lowest() - zero_point);
+  const float hi = static_cast<float>(std::numeric_limits<Y>::max() - zero_point);
+  float v = static_cast<float>(acc) * multiplier;
+  v = v > lo ? v : lo;
+  v = v < hi ? v : hi;
+  return static_cast<Y>(static_cast<int32_t>(std::nearbyint(v)) + zero_point);
+}
+
+// y = requantize_f32(matmul_integer(a, b), multiplier, y_zero_point).
 template <class A, class B, class Y>
 void qlinear_matmul(const A* a, const B* b, Y* y, int64_t M, int64_t K, int64_t N, int32_t a_zero_point,
-                    int32_t b_zero_point, double multiplier, int32_t y_zero_point) noexcept {
+                    int32_t b_zero_point, float multiplier, int32_t y_zero_point) noexcept {
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      const int32_t acc = dot_integer(a + m * K, b + n, K, N, a_zero_point, b_zero_point);
-      const double d = static_cast<double>(acc) * multiplier + y_zero_point;
-      const double r = std::fmin(std::fmax(round_half_even(d), static_cast<double>(std::numeric_limits<Y>::lowest())),
-                                 static_cast<double>(std::numeric_limits<Y>::max()));
-      y[m * N + n] = static_cast<Y>(r);
-    }
+    for (int64_t n = 0; n < N; ++n)
+      y[m * N + n] = requantize_f32<Y>(dot_integer(a + m * K, b + n, K, N, a_zero_point, b_zero_point), multiplier,
+                                       y_zero_point);
 }
 
 // y[n, m, oh, ow] = bias[m] + sum over the window of (x - x_zero_point) * (w - w_zero_point[m]),
@@ -91,7 +103,7 @@ void conv2d_integer(const Conv2dParams& p, const X* x, const W* w, int32_t* y, i
 }
 
 // QLinearConv: conv2d_integer, then per output channel m
-// y = clamp(round(acc * (x_scale * w_scale[m] / y_scale) + y_zero_point)); w_scale and
+// y = requantize_f32(acc, x_scale * w_scale[m] / y_scale, y_zero_point); w_scale and
 // w_zero_point have 1 or M elements. `acc` is scratch of the output's size.
 template <class X, class W, class Y, class S>
 void qlinear_conv2d(const Conv2dParams& p, const X* x, S x_scale, int32_t x_zero_point, const W* w,
@@ -101,14 +113,9 @@ void qlinear_conv2d(const Conv2dParams& p, const X* x, S x_scale, int32_t x_zero
   const int64_t plane = p.OH * p.OW;
   for (int64_t n = 0; n < p.N; ++n)
     for (int64_t m = 0; m < p.M; ++m) {
-      const double mult = qlinear_multiplier<S>(x_scale, w_scale[w_scale_count > 1 ? m : 0], y_scale);
+      const auto mult = static_cast<float>(qlinear_multiplier<S>(x_scale, w_scale[w_scale_count > 1 ? m : 0], y_scale));
       const int64_t base = (n * p.M + m) * plane;
-      for (int64_t i = 0; i < plane; ++i) {
-        const double d = static_cast<double>(acc[base + i]) * mult + y_zero_point;
-        const double r = std::fmin(std::fmax(d, static_cast<double>(std::numeric_limits<Y>::lowest())),
-                                   static_cast<double>(std::numeric_limits<Y>::max()));
-        y[base + i] = static_cast<Y>(round_half_even(r));
-      }
+      for (int64_t i = 0; i < plane; ++i) y[base + i] = requantize_f32<Y>(acc[base + i], mult, y_zero_point);
     }
 }
 
