@@ -134,18 +134,27 @@ struct ConvGemm {
   bool pointwise;
 };
 
-// Chunk k: output columns [k * nb, k * nb + nb), its column matrix at scratch + k * kg * nb
-// (chunks running at once on different threads use different parts of the scratch).
-void run_chunk(const ConvGemm& a, int64_t k, ThreadPool* gemm_pool) {
-  const int64_t j0 = k * a.nb, n = a.ohw - j0 < a.nb ? a.ohw - j0 : a.nb;
+// Output columns [j0, j0 + n) as one chunk, its column matrix at `col` (kg x n floats).
+void run_chunk(const ConvGemm& a, int64_t j0, int64_t n, float* col, ThreadPool* gemm_pool) {
   GemmOperand b{a.xg + j0, a.ohw, false, false};
   if (!a.pointwise) {
-    float* col = a.scratch + k * a.kg * a.nb;
     im2col_cols(*a.p, a.xg, col, j0, n, gemm_pool);
     b = GemmOperand{col, n, false, false};
   }
   // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
   gemm_f32_ex(a.mg, n, a.kg, 1.f, a.wa, b, 0.f, a.y + j0, a.ohw, a.bias, *a.epilogue, a.y0 + j0, gemm_pool);
+}
+
+// Columns [c0, c1) as near-equal chunks of at most a.nb columns (whole register tiles of 16
+// but the last), one after the other through run_chunk, each column matrix at `col` (so it
+// stays in L2 from one chunk to the next). Equal chunks leave no narrow last chunk (ResNet's
+// 56 x 56 layers: 3136 columns ran as 8 x 384 + 64).
+void run_chunks(const ConvGemm& a, int64_t c0, int64_t c1, float* col, ThreadPool* gemm_pool) {
+  const int64_t len = c1 - c0, pieces = (len + a.nb - 1) / a.nb;
+  if (pieces <= 0) return;
+  int64_t step = ((len + pieces - 1) / pieces + 15) / 16 * 16;
+  if (step > a.nb) step = a.nb;
+  for (int64_t j = c0; j < c1; j += step) run_chunk(a, j, c1 - j < step ? c1 - j : step, col, gemm_pool);
 }
 
 struct TransposeArgs {
@@ -509,12 +518,19 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
       ga.wa = GemmOperand{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
                           kg, false, w_packed};
       if (chunks >= 2 * threads && threads > 1) {
-        // Enough chunks to share: each thread runs whole chunks, each GEMM serial.
-        parallel_for(pool, chunks, [a = &ga](int64_t k0, int64_t k1) {
-          for (int64_t k = k0; k < k1; ++k) run_chunk(*a, k, nullptr);
+        // Enough chunks to share: each thread takes an equal share of the columns (in register
+        // tiles of 16) as its own chunks, each GEMM serial, its column matrices in its own
+        // kg x nb part of the scratch. Whole chunks dealt out left one thread a chunk more
+        // (ResNet's 56 x 56 1x1 convs: 9 chunks, 5 against 4: 1.67x faster on 2 threads).
+        parallel_for(pool, threads, [a = &ga, threads](int64_t i0, int64_t i1) {
+          const int64_t tiles = (a->ohw + 15) / 16;
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t c0 = tiles * i / threads * 16, c1 = i + 1 == threads ? a->ohw : tiles * (i + 1) / threads * 16;
+            run_chunks(*a, c0, c1, a->scratch + i * a->kg * a->nb, nullptr);
+          }
         });
       } else {
-        for (int64_t k = 0; k < chunks; ++k) run_chunk(ga, k, pool);
+        run_chunks(ga, 0, ohw, scratch, pool);
       }
     }
   }

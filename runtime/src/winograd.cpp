@@ -360,9 +360,10 @@ struct Run {
   const Epilogue* ep;
 };
 
-// The three stages of chunk `k` in scratch part `part`, each split across `pool` (nullptr: serial).
+// The three stages of tiles [t0, t1) (at most g.nt) in scratch part `part`, each split across
+// `pool` (nullptr: serial).
 template <int TM>
-void run_chunk(const Run& run, int64_t k, int64_t part, ThreadPool* pool) {
+void run_chunk(const Run& run, int64_t t0, int64_t t1, int64_t part, ThreadPool* pool) {
   struct Chunk {
     const Run* run;
     int64_t t0, t1;
@@ -371,7 +372,6 @@ void run_chunk(const Run& run, int64_t k, int64_t part, ThreadPool* pool) {
   };
   const Conv2dParams& p = *run.p;
   const Geometry& g = run.g;
-  const int64_t t0 = k * g.nt, t1 = t0 + g.nt < g.tiles ? t0 + g.nt : g.tiles;
   float* v = run.scratch + part * g.chunk_floats;
   Chunk ch{&run, t0, t1, v, v + g.a * g.a * p.C * g.nt};
   parallel_for(pool, p.C, [q = &ch](int64_t c0, int64_t c1) {
@@ -406,13 +406,21 @@ template <int TM>
 void run_all(const Run& run, ThreadPool* pool) {
   const int64_t threads = pool ? pool->size() : 1;
   if (threads > 1 && threads <= run.g.parts && run.g.chunks >= 2 * threads) {
-    // Enough chunks to share: part i runs chunks i, i + threads, ..., every stage serial.
+    // Enough chunks to share: thread i takes an equal share of the tiles (in GEMM register
+    // tiles of 16) as chunks of at most g.nt in scratch part i, every stage serial. Whole
+    // chunks dealt out in turn left one thread more work (ResNet's 56 x 56 layers: 4 chunks
+    // of 56, 56, 56 and 28 tiles, 112 against 84: 1.75x faster on 2 threads).
     parallel_for(pool, threads, [r = &run, threads](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t k = i; k < r->g.chunks; k += threads) run_chunk<TM>(*r, k, i, nullptr);
+      const int64_t units = (r->g.tiles + kTileCols - 1) / kTileCols;
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t s0 = units * i / threads * kTileCols;
+        const int64_t s1 = i + 1 == threads ? r->g.tiles : units * (i + 1) / threads * kTileCols;
+        for (int64_t t = s0; t < s1; t += r->g.nt) run_chunk<TM>(*r, t, t + r->g.nt < s1 ? t + r->g.nt : s1, i, nullptr);
+      }
     });
   } else {
-    for (int64_t k = 0; k < run.g.chunks; ++k) run_chunk<TM>(run, k, 0, pool);
+    for (int64_t t = 0; t < run.g.tiles; t += run.g.nt)
+      run_chunk<TM>(run, t, t + run.g.nt < run.g.tiles ? t + run.g.nt : run.g.tiles, 0, pool);
   }
 }
 

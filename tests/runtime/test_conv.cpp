@@ -231,6 +231,7 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
       make(4, 160, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // chunks spanning images
   };
   ThreadPool pool(2);
+  ThreadPool pool3(3);  // uneven shares of the tiles (the 30 x 140 case: 6 chunks)
   uint32_t seed = 700;
   for (const auto& p : cases) {
     REQUIRE(winograd_applicable(p));
@@ -242,11 +243,11 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
     for (int tile : {4, 2}) {
       std::vector<float> packed(winograd_packed_weight_floats(p, tile));
       winograd_pack_weights(p, tile, w.data(), packed.data());
-      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &pool3}) {
         std::vector<float> y(r.size(), -7.f), scratch(winograd_scratch_floats(p, tile));
         winograd_conv2d_f32(p, tile, x.data(), packed.data(), b.data(), y.data(), scratch.data(), Epilogue{}, tp);
         INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M << " pads=" << p.pad_top
-                  << "," << p.pad_left << " tile=" << tile << " threads=" << (tp ? 2 : 1));
+                  << "," << p.pad_left << " tile=" << tile << " threads=" << (tp ? tp->size() : 1));
         const double err = max_err_over_scale(y, r);
         CHECK(err < (tile == 4 ? 2e-5 : 5e-6));
         std::fill(y.begin(), y.end(), -7.f);
