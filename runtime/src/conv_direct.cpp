@@ -102,10 +102,12 @@ void tap_sources(const Conv2dParams& p, RowRing& ring, int64_t oh, const float* 
 
 inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// What the kernels apply as they store, from the epilogue's promises (Epilogue::fn_is_clamp).
+// What the kernels apply as they store, from the epilogue's promises (Epilogue::fn_is_clamp,
+// fn_is_relu).
 struct StoreOps {
   bool clamp;
   float lo, hi;
+  bool relu;
 };
 
 // columns_avx2 in plain loops (CPUs without AVX2+FMA).
@@ -116,6 +118,7 @@ void columns_plain(const float* const* src, int64_t s0, int64_t K, const float* 
       float s = bias ? bias[m] : 0.f;
       for (int64_t t = 0; t < K; ++t) s += w[m * K + t] * src[t][s0 + j];
       if (res) s += res[m * ldy + j];
+      if (ops.relu) s = s > 0.f ? s : 0.f;
       y[m * ldy + j] = ops.clamp ? clamp_to(s, ops.lo, ops.hi) : s;
     }
 }
@@ -165,6 +168,8 @@ KILN_AVX2_FMA void tile(const float* const* src, int64_t s0, int64_t K, const fl
       }
       // max/min return their second operand when either is NaN: a NaN stays NaN, as in fn.
       if (ops.clamp) a = _mm256_min_ps(vhi, _mm256_max_ps(vlo, a));
+      // Relu: max returns its second operand (0) for a NaN, and +0 for -0, as x > 0 ? x : 0.
+      if (ops.relu) a = _mm256_max_ps(a, _mm256_setzero_ps());
       if (left >= 8) {
         _mm256_storeu_ps(ym + 8 * v, a);
       } else {
@@ -224,13 +229,15 @@ struct DirectArgs {
   bool avx2;
 };
 
-// The epilogue's clamp and residual, applied in registers when fn promises no more
-// (Epilogue::fn_is_clamp, Epilogue::residual); otherwise fn is called on the stored rows.
-bool in_kernel(const Epilogue& ep) { return ep.fn != nullptr && (ep.fn_is_clamp || ep.residual != nullptr); }
+// The epilogue's clamp or Relu and residual, applied in registers when fn promises no more
+// (Epilogue::fn_is_clamp, fn_is_relu, residual); otherwise fn is called on the stored rows.
+bool in_kernel(const Epilogue& ep) {
+  return ep.fn != nullptr && (ep.fn_is_clamp || ep.fn_is_relu || ep.residual != nullptr);
+}
 
 StoreOps store_ops(const Epilogue& ep) {
   const bool clamp = in_kernel(ep) && ep.fn_is_clamp;
-  return StoreOps{clamp, clamp ? ep.clamp_lo : 0.f, clamp ? ep.clamp_hi : 0.f};
+  return StoreOps{clamp, clamp ? ep.clamp_lo : 0.f, clamp ? ep.clamp_hi : 0.f, in_kernel(ep) && !clamp && ep.fn_is_relu};
 }
 
 // n columns of output channels [m0, m1), 24 at a time: y at output element `offset` of

@@ -129,14 +129,15 @@ void pack_b(const Matrix& b, int64_t kc, int64_t n, float* out) {
 
 // What a tile gets as it is stored after its last K block, while in registers: the bias of
 // each of its rows (kMR floats, or nullptr), a residual (the tile's part of it, rows add_ld
-// apart, or nullptr), then a clamp to [lo, hi] (the epilogue's promises, Epilogue::fn_is_clamp
-// and residual). nullptr: nothing.
+// apart, or nullptr), then a clamp to [lo, hi] or a ReLU (the epilogue's promises,
+// Epilogue::fn_is_clamp, fn_is_relu and residual). nullptr: nothing.
 struct StoreOps {
   const float* bias;
   bool clamp;
   float lo, hi;
   const float* add;
   int64_t add_ld;
+  bool relu = false;
 };
 
 // C[0:kMR, 0:kNR] = alpha * sum_k a[k][i] * b[k][j] + beta * C over kc steps of packed panels
@@ -147,6 +148,48 @@ using KernelFn = void (*)(int64_t kc, const float* a, const float* b, float alph
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
+
+// Stores R rows of a tile from registers: C[0:R, 0:kNR] = alpha * rows + beta * C (beta == 0:
+// C not read), then `ops` (kOps; else ops is nullptr). Both loops are unrolled and `ops` read
+// once, so that the rows stay in registers: as a loop over rows they went through the stack,
+// each operation tested per row.
+template <int R, bool kOps>
+__attribute__((always_inline)) inline void store_rows(const vec8 (&rows)[R][2], float alpha, float beta,
+                                                      float* __restrict c, int64_t ldc, const StoreOps* ops) {
+  const float* const bias = kOps ? ops->bias : nullptr;
+  const float* const add = kOps ? ops->add : nullptr;
+  const int64_t add_ld = kOps ? ops->add_ld : 0;
+  const bool clamp = kOps && ops->clamp;  // lo <= hi (Epilogue::fn_is_clamp): the same as clamp_to
+  const vec8 lo = vec8{} + (clamp ? ops->lo : 0.f), hi = vec8{} + (clamp ? ops->hi : 0.f);
+  const bool relu = kOps && ops->relu;
+  const vec8 zero = {};
+#pragma GCC unroll 6
+  for (int i = 0; i < R; ++i) {
+    float* row = c + i * ldc;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      vec8 v = rows[i][h];
+      if (alpha != 1.f) v = alpha * v;
+      if (beta != 0.f) {
+        vec8 old;
+        std::memcpy(&old, row + h * 8, sizeof old);
+        v = beta == 1.f ? v + old : v + beta * old;
+      }
+      if (bias) v += bias[i];
+      if (add) {
+        vec8 r;
+        std::memcpy(&r, add + i * add_ld + h * 8, sizeof r);
+        v += r;
+      }
+      if (clamp) {
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+      }
+      if (relu) v = v > zero ? v : zero;  // relu_of: NaN becomes 0
+      std::memcpy(row + h * 8, &v, sizeof v);
+    }
+  }
+}
 
 // The vector tile, written once; the wrappers below compile it for each target.
 // kOps false: ops is nullptr and the store has no code for it (the plain products of Winograd
@@ -173,55 +216,66 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* 
   }
   // Stored straight from the registers: no round trip through a tile buffer.
   const vec8 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  for (int64_t i = 0; i < kMR; ++i) {
-    float* row = c + i * ldc;
-    for (int h = 0; h < 2; ++h) {
-      vec8 v = rows[i][h];
-      if (alpha != 1.f) v = alpha * v;
-      if (beta != 0.f) {
-        vec8 old;
-        std::memcpy(&old, row + h * 8, sizeof old);
-        v = beta == 1.f ? v + old : v + beta * old;
-      }
-      if constexpr (kOps) {
-        if (ops->bias) v += ops->bias[i];
-        if (ops->add) {
-          vec8 r;
-          std::memcpy(&r, ops->add + i * ops->add_ld + h * 8, sizeof r);
-          v += r;
-        }
-        if (ops->clamp) {  // lo <= hi (Epilogue::fn_is_clamp): the same as clamp_to
-          const vec8 lo = vec8{} + ops->lo, hi = vec8{} + ops->hi;
-          v = v < lo ? lo : v;
-          v = v > hi ? hi : v;
-        }
-      }
-      std::memcpy(row + h * 8, &v, sizeof v);
-    }
-  }
+  store_rows<kMR, kOps>(rows, alpha, beta, c, ldc, ops);
 }
 
-// The first R < kMR rows of a tile (the bottom edge of C, M not a multiple of kMR) into
-// acc (kNR floats a row), without the FMAs of the missing rows: BERT's M = 128 leaves 2 rows,
-// for which the whole tile did three times the work.
+// The first R < kMR rows of a tile (the bottom edge of C, M not a multiple of kMR), stored as
+// vector_tile stores, without the FMAs of the missing rows: BERT's M = 128 leaves 2 rows, for
+// which the whole tile did three times the work. Stored from registers too: through a tile
+// buffer and store_tile, the edge rows of convolutions with a bias (M = 64: 10 tiles and 4
+// rows) took 40% of the time of the other 60 rows.
 template <int R>
 __attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* __restrict a,
-                                                       const float* __restrict b, float* __restrict acc) {
-  vec8 c[R][2] = {};
-  for (int64_t k = 0; k < kc; ++k) {
+                                                       const float* __restrict b, float alpha, float beta,
+                                                       float* __restrict c, int64_t ldc, const StoreOps* ops) {
+  // One or two rows are 2 or 4 chains of dependent FMAs, too few to hide the FMA's latency
+  // (the 1-row edge of the 7 x 7 stages' 49 positions ran at a quarter of the peak): they keep
+  // kS sums per accumulator, over every kS-th step, added at the end.
+  constexpr int kS = R == 1 ? 4 : (R == 2 ? 2 : 1);
+  vec8 acc[kS][R][2] = {};
+  int64_t k = 0;
+  for (; k + kS <= kc; k += kS) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kS; ++s) {
+      vec8 b0, b1;
+      std::memcpy(&b0, b + s * kNR, sizeof b0);
+      std::memcpy(&b1, b + s * kNR + 8, sizeof b1);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const float av = a[s * kMR + i];
+        acc[s][i][0] += av * b0;
+        acc[s][i][1] += av * b1;
+      }
+    }
+    a += kS * kMR;
+    b += kS * kNR;
+  }
+  for (; k < kc; ++k) {
     vec8 b0, b1;
     std::memcpy(&b0, b, sizeof b0);
     std::memcpy(&b1, b + 8, sizeof b1);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const float av = a[i];
-      c[i][0] += av * b0;
-      c[i][1] += av * b1;
+      acc[0][i][0] += av * b0;
+      acc[0][i][1] += av * b1;
     }
     a += kMR;
     b += kNR;
   }
-  std::memcpy(acc, c, sizeof c);
+  if constexpr (kS == 4) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+      for (int h = 0; h < 2; ++h) acc[0][i][h] = (acc[0][i][h] + acc[1][i][h]) + (acc[2][i][h] + acc[3][i][h]);
+  } else if constexpr (kS == 2) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+      for (int h = 0; h < 2; ++h) acc[0][i][h] += acc[1][i][h];
+  }
+  if (ops == nullptr)
+    store_rows<R, false>(acc[0], alpha, beta, c, ldc, ops);
+  else
+    store_rows<R, true>(acc[0], alpha, beta, c, ldc, ops);
 }
 #endif
 
@@ -243,24 +297,29 @@ void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, floa
 }
 #endif
 
-// acc = the first R rows of a tile (alpha 1, beta 0); nullptr: the whole-tile kernel does it.
-using EdgeFn = void (*)(int64_t kc, const float* a, const float* b, float* acc);
+// The first R rows of a tile, as KernelFn stores a whole one; nullptr: the whole-tile kernel
+// does it (into a tile buffer, then store_tile).
+using EdgeFn = KernelFn;
 
 #if KILN_GEMM_DISPATCH
 template <int R>
-__attribute__((target("avx2,fma"))) void edge_avx2_fma(int64_t kc, const float* a, const float* b, float* acc) {
-  vector_edge<R>(kc, a, b, acc);
+__attribute__((target("avx2,fma"))) void edge_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
+                                                      float beta, float* c, int64_t ldc, const StoreOps* ops) {
+  vector_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #elif defined(__GNUC__) || defined(__clang__)
 template <int R>
-void edge_vector(int64_t kc, const float* a, const float* b, float* acc) {
-  vector_edge<R>(kc, a, b, acc);
+void edge_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
+                 const StoreOps* ops) {
+  vector_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #endif
 
 // Plain loops, for CPUs and compilers without the above (the compiler vectorizes what it can).
 // The clamp as StoreOps and Epilogue::fn_is_clamp define it (NaN kept).
 inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+// ReLU as Epilogue::fn_is_relu defines it (and ONNX's Relu in kiln: NaN becomes 0).
+inline float relu_of(float v) { return v > 0.f ? v : 0.f; }
 
 [[maybe_unused]] void kernel_portable(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
                                       int64_t ldc, const StoreOps* ops) {
@@ -278,6 +337,7 @@ inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > h
       if (ops != nullptr && ops->bias) v += ops->bias[i];
       if (ops != nullptr && ops->add) v += ops->add[i * ops->add_ld + j];
       if (ops != nullptr && ops->clamp) v = clamp_to(v, ops->lo, ops->hi);
+      if (ops != nullptr && ops->relu) v = relu_of(v);
       c[i * ldc + j] = v;
     }
 }
@@ -370,7 +430,7 @@ RowDotsFn row_dots8_kernel() {
 // vectorizes fully), in one pass.
 __attribute__((always_inline)) inline void store_row(const float* t, float* row, int64_t n, float alpha, float beta,
                                                      const float* bias, const float* add, bool clamp, float lo,
-                                                     float hi) {
+                                                     float hi, bool relu) {
   const float bv = bias ? *bias : 0.f;
   for (int64_t j = 0; j < n; ++j) {
     float v = alpha * t[j];
@@ -381,6 +441,7 @@ __attribute__((always_inline)) inline void store_row(const float* t, float* row,
     if (bias) v += bv;
     if (add) v += add[j];
     if (clamp) v = clamp_to(v, lo, hi);
+    if (relu) v = relu_of(v);
     row[j] = v;
   }
 }
@@ -406,13 +467,14 @@ void store_tile(const float* acc, int64_t m, int64_t n, float alpha, float beta,
   }
   const bool clamp = ops != nullptr && ops->clamp;
   const float lo = clamp ? ops->lo : 0.f, hi = clamp ? ops->hi : 0.f;
+  const bool relu = ops != nullptr && ops->relu;
   for (int64_t i = 0; i < m; ++i) {
     const float* bias = ops != nullptr && ops->bias ? ops->bias + i : nullptr;
     const float* add = ops != nullptr && ops->add ? ops->add + i * ops->add_ld : nullptr;
     if (n == kNR)
-      store_row(acc + i * kNR, c + i * ldc, kNR, alpha, beta, bias, add, clamp, lo, hi);
+      store_row(acc + i * kNR, c + i * ldc, kNR, alpha, beta, bias, add, clamp, lo, hi, relu);
     else
-      store_row(acc + i * kNR, c + i * ldc, n, alpha, beta, bias, add, clamp, lo, hi);
+      store_row(acc + i * kNR, c + i * ldc, n, alpha, beta, bias, add, clamp, lo, hi, relu);
   }
 }
 
@@ -592,14 +654,16 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
     return;
   }
   alignas(64) float acc[kMR * kNR];
-  // The bias, and a clamp epilogue, are applied by the kernel as it stores each tile after
+  // The bias, and a clamp or ReLU epilogue (with a residual or not), are applied by the kernel
+  // as it stores each tile after
   // the last K block; `after` is what is left for finish_block (another epilogue). As a
   // second pass over C they cost as much as the FMAs of small-K layers (MobileNet's 1x1s):
   // C's rows, ldc apart, conflict in L1.
   const Epilogue* ep = finish.epilogue != nullptr && finish.epilogue->fn != nullptr ? finish.epilogue : nullptr;
-  const bool in_kernel = ep != nullptr && (ep->fn_is_clamp || ep->residual != nullptr);
+  const bool in_kernel = ep != nullptr && (ep->fn_is_clamp || ep->fn_is_relu || ep->residual != nullptr);
   const bool clamp = in_kernel && ep->fn_is_clamp;
-  StoreOps ops{nullptr, clamp, clamp ? ep->clamp_lo : 0.f, clamp ? ep->clamp_hi : 0.f, nullptr, ldc};
+  StoreOps ops{nullptr, clamp, clamp ? ep->clamp_lo : 0.f, clamp ? ep->clamp_hi : 0.f, nullptr, ldc,
+               in_kernel && !clamp && ep->fn_is_relu};
   TileFinish after = finish;
   after.row_bias = nullptr;
   if (in_kernel) after.epilogue = nullptr;
@@ -644,13 +708,11 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
                             : nullptr;
               tile_ops = &ops;
             }
-            if (mr == kMR && nr == kNR) {
-              kernel(kc, ap, bp, alpha, beta_k, ctile, ldc, tile_ops);
-            } else {
-              if (mr < kMR && edge.rows[mr])
-                edge.rows[mr](kc, ap, bp, acc);
-              else
-                kernel(kc, ap, bp, 1.f, 0.f, acc, kNR, nullptr);
+            const KernelFn rows_fn = mr == kMR ? kernel : edge.rows[mr];
+            if (nr == kNR && rows_fn != nullptr) {
+              rows_fn(kc, ap, bp, alpha, beta_k, ctile, ldc, tile_ops);
+            } else {  // a partial tile: into a tile buffer, then the part of it in C
+              (rows_fn != nullptr ? rows_fn : kernel)(kc, ap, bp, 1.f, 0.f, acc, kNR, nullptr);
               store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc, tile_ops);
             }
           }

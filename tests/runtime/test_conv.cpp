@@ -452,18 +452,19 @@ TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions, few channe
       make(3, 1, 1, 101, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),      // one channel, blocks 24 x 4 and 5
       make(1, 7, 4, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),       // one output channel, 4 whole blocks
   };
-  // fn: x + z (the residual z), then a clamp to [-0.5, 0.7] when `clamp`; given to the kernel
-  // as Epilogue::residual and bounds, or as a plain fn counting each output's calls.
+  // fn: x + z (the residual z), then a clamp to [-0.5, 0.7] (act 1) or a Relu (act 2); given to
+  // the kernel as Epilogue::residual, bounds and fn_is_relu, or as a plain fn counting each
+  // output's calls.
   struct Ctx {
     const float* z;
-    bool clamp;
+    int act;
     std::vector<int>* hits;
   };
   auto fn = [](const void* c, float* y, int64_t offset, int64_t n) {
     const Ctx& q = *static_cast<const Ctx*>(c);
     for (int64_t i = 0; i < n; ++i) {
       const float v = y[i] + (q.z ? q.z[offset + i] : 0.f);
-      y[i] = !q.clamp ? v : (v < -0.5f ? -0.5f : (v > 0.7f ? 0.7f : v));
+      y[i] = q.act == 1 ? (v < -0.5f ? -0.5f : (v > 0.7f ? 0.7f : v)) : q.act == 2 ? (v > 0.f ? v : 0.f) : v;
       if (q.hits) ++(*q.hits)[offset + i];
     }
   };
@@ -478,21 +479,22 @@ TEST_CASE("conv1x1_direct (at most 192 input channels, 96+ positions, few channe
     INFO("N=" << p.N << " C=" << p.C << " H=" << p.H << " W=" << p.W << " M=" << p.M);
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &pool3}) {
       for (const bool residual : {false, true})
-        for (const bool clamp : {false, true}) {
+        for (const int act : {0, 1, 2}) {
+          const bool clamp = act == 1;
           std::vector<float> r = c.r;
-          Ctx plain{residual ? z.data() : nullptr, clamp, nullptr};
+          Ctx plain{residual ? z.data() : nullptr, act, nullptr};
           fn(&plain, r.data(), 0, static_cast<int64_t>(r.size()));
           // As the emitter states it: bounds and residual the kernel applies itself.
-          Ctx promised{residual ? z.data() : nullptr, clamp, nullptr};
+          Ctx promised{residual ? z.data() : nullptr, act, nullptr};
           const Epilogue in_regs{fn, &promised, clamp, clamp ? -0.5f : 0.f, clamp ? 0.7f : 0.f,
-                                 residual ? z.data() : nullptr};
+                                 residual ? z.data() : nullptr, act == 2};
           std::vector<float> y(c.r.size(), -7.f);
           conv2d_f32_prepacked(p, c.x.data(), c.w.data(), false, c.b.data(), y.data(), nullptr, in_regs, tp);
-          INFO("residual=" << residual << " clamp=" << clamp);
+          INFO("residual=" << residual << " act=" << act);
           CHECK(max_rel_diff(y, r) < 1e-5);
           // As an opaque fn: called once on every output.
           std::vector<int> hits(c.r.size(), 0);
-          Ctx counted{residual ? z.data() : nullptr, clamp, &hits};
+          Ctx counted{residual ? z.data() : nullptr, act, &hits};
           std::vector<float> y2(c.r.size(), -7.f);
           conv1x1_direct(p, c.x.data(), c.w.data(), c.b.data(), y2.data(), Epilogue{fn, &counted}, tp);
           CHECK(max_rel_diff(y2, r) < 1e-5);

@@ -111,6 +111,55 @@ TEST_CASE("gemm_f32 results do not depend on the thread count") {
   CHECK(d1 == d4);
 }
 
+// The epilogue of gemm_f32_ex_case: adds the residual, then a clamp to [-0.5, 0.5] or a ReLU.
+template <bool kRelu>
+void residual_then(const void* r, float* y, int64_t offset, int64_t n) {
+  const float* z = static_cast<const float*>(r) + offset;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = y[i] + z[i];
+    y[i] = kRelu ? (v > 0.f ? v : 0.f) : (v < -0.5f ? -0.5f : (v > 0.5f ? 0.5f : v));
+  }
+}
+
+TEST_CASE("gemm_f32_ex applies bias, residual and clamp or ReLU in every kind of tile") {
+  // M from 1 to 13 covers the whole 6-row tile and every edge-row kernel; N = 40 has two whole
+  // 16-column tiles and a partial one; K = 63 leaves a tail after the 1- and 2-row kernels'
+  // steps of 4 and 2; K = 600 is two K blocks (the store after the second).
+  ThreadPool pool2(2);
+  for (bool relu : {false, true})
+    for (int64_t M = 1; M <= 13; ++M)
+      for (int64_t K : {63, 64, 600}) {
+        const int64_t N = 40;
+        const auto A = random_floats(M * K, 21), B = random_floats(K * N, 22), bias = random_floats(M, 23);
+        const auto res = random_floats(M * N, 24);
+        std::vector<float> ref(M * N);
+        gemm_ref(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, ref.data(), N);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) ref[i * N + j] += bias[i];
+        (relu ? residual_then<true> : residual_then<false>)(res.data(), ref.data(), 0, M * N);
+        Epilogue ep;
+        ep.fn = relu ? residual_then<true> : residual_then<false>;
+        ep.ctx = res.data();
+        ep.fn_is_clamp = !relu;
+        ep.fn_is_relu = relu;
+        ep.clamp_lo = relu ? 0.f : -0.5f;
+        ep.clamp_hi = relu ? 0.f : 0.5f;
+        ep.residual = res.data();
+        std::vector<float> packed(gemm_f32_packed_a_floats(M, K));
+        gemm_f32_pack_a(false, M, K, A.data(), K, packed.data());
+        for (bool a_packed : {false, true})
+          for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2}) {
+            std::vector<float> C(M * N, std::numeric_limits<float>::quiet_NaN());
+            const GemmOperand a =
+                a_packed ? GemmOperand{packed.data(), 0, false, true} : GemmOperand{A.data(), K, false, false};
+            gemm_f32_ex(M, N, K, 1.f, a, GemmOperand{B.data(), N, false, false}, 0.f, C.data(), N, bias.data(), ep, 0,
+                        pool);
+            INFO("relu=" << relu << " M=" << M << " K=" << K << " packed=" << a_packed << " threads=" << (pool ? 2 : 1));
+            CHECK(max_rel_diff(C, ref) < 1e-4 * std::sqrt(double(K) + 1));
+          }
+      }
+}
+
 TEST_CASE("gemm_f32 with K == 0 or alpha == 0 scales C by beta") {
   std::vector<float> C = {1, 2, 3, 4};
   gemm_f32(false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f, C.data(), 2, nullptr);

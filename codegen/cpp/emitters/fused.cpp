@@ -49,16 +49,16 @@ void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_
   }
   if (!has_z && !has_bias) setup = "(void)c; ";
   if (!has_z && !has_bias) setup += "(void)offset; ";
-  // A residual add and a Clip are also given as the residual and bounds, which kernels may
-  // apply in registers (Epilogue::fn_is_clamp, Epilogue::residual).
+  // A residual add, a Clip and a Relu are also given as the residual, bounds and flag, which
+  // kernels may apply in registers (Epilogue::fn_is_clamp, fn_is_relu, residual).
   ir::FusedActivation act = ir::fused_activation(node);
-  const bool is_clip = act.op == "Clip" && act.clip_min <= act.clip_max;
+  const bool is_clip = act.op == "Clip" && act.clip_min <= act.clip_max, is_relu = act.op == "Relu";
   std::string clamp;
-  if (!has_bias && (is_clip || (act.op == "none" && has_z)))
-    clamp = fmt::format(", {}, {}, {}{}", is_clip ? "true" : "false",
+  if (!has_bias && (is_clip || is_relu || (act.op == "none" && has_z)))
+    clamp = fmt::format(", {}, {}, {}, {}{}", is_clip ? "true" : "false",
                         float_literal(is_clip ? act.clip_min : 0.0, ir::DType::F32),
                         float_literal(is_clip ? act.clip_max : 0.0, ir::DType::F32),
-                        has_z ? ", " + ctx.in(node, z_index) : "");
+                        has_z ? ctx.in(node, z_index) : "nullptr", is_relu ? ", true" : "");
   ctx.line(fmt::format(
       "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
       "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, refs{}}};",

@@ -30,8 +30,8 @@ bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept;
 
 // A 1x1 convolution read straight from x (no packing of the input, as the GEMM would do):
 // per block of 24 positions, 4 output channels x 24 positions summed in registers over all
-// input channels, the bias, residual and clamp applied as they are stored (Epilogue::residual,
-// fn_is_clamp; other epilogues per block). Blocks are split across the pool.
+// input channels, the bias, residual and clamp or Relu applied as they are stored
+// (Epilogue::residual, fn_is_clamp, fn_is_relu; other epilogues per block). Blocks are split across the pool.
 void conv1x1_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                     const Epilogue& epilogue, ThreadPool* pool) noexcept;
 

@@ -14,12 +14,14 @@ struct Epilogue {
   // A promise about fn, for kernels that apply it themselves while the output is in
   // registers (a kernel that does not know these fields calls fn): fn does exactly
   //   x = y[i] (+ residual[offset + i] when residual is set), then
-  //   y[i] = fn_is_clamp ? (x < clamp_lo ? clamp_lo : (x > clamp_hi ? clamp_hi : x)) : x.
-  // fn_is_clamp or residual is set only when that is so, with clamp_lo <= clamp_hi
-  // (Clip, ReLU6; a residual add with or without them).
+  //   y[i] = fn_is_clamp ? (x < clamp_lo ? clamp_lo : (x > clamp_hi ? clamp_hi : x))
+  //        : fn_is_relu ? (x > 0 ? x : 0) : x.
+  // fn_is_clamp, fn_is_relu or residual is set only when that is so, with clamp_lo <= clamp_hi
+  // (Clip, ReLU6, Relu; a residual add with or without them), never both flags.
   bool fn_is_clamp = false;
   float clamp_lo = 0.f, clamp_hi = 0.f;
   const float* residual = nullptr;
+  bool fn_is_relu = false;
 };
 
 // fn is a bare clamp (no residual): the kernel may apply clamp_lo / clamp_hi itself.
