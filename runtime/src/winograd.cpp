@@ -339,12 +339,32 @@ void output_segment(const Conv2dParams& p, const Geometry& g, const float* pk, i
   }
   const int64_t ow0 = s.c0 * TM;
   const int64_t width = p.OW - ow0 < s.len * TM ? p.OW - ow0 : s.len * TM;
+  // An epilogue that is a residual, a clamp or a Relu (its promises) is applied as the rows
+  // are copied out (ResNet-50's Relu: one call of fn per row segment otherwise); another
+  // through fn.
+  const bool own = ep.fn && (ep.fn_is_clamp || ep.fn_is_relu || ep.residual);
+  const bool clamp = ep.fn_is_clamp, relu = ep.fn_is_relu;
+  const float lo = ep.clamp_lo, hi = ep.clamp_hi;
   for (int ii = 0; ii < TM; ++ii) {
     const int64_t oh = s.r * TM + ii;
     if (oh >= p.OH) break;
     const int64_t offset = ((s.n * p.M + k) * p.OH + oh) * p.OW + ow0;
-    std::memcpy(y + offset, orow[ii], sizeof(float) * width);
-    if (ep.fn) ep.fn(ep.ctx, y + offset, offset, width);
+    float* out = y + offset;
+    if (!own) {
+      std::memcpy(out, orow[ii], sizeof(float) * width);
+      if (ep.fn) ep.fn(ep.ctx, out, offset, width);
+      continue;
+    }
+    const float* z = ep.residual ? ep.residual + offset : nullptr;
+    for (int64_t i = 0; i < width; ++i) {
+      float v = orow[ii][i];
+      if (z) v += z[i];
+      if (clamp)
+        v = v < lo ? lo : (v > hi ? hi : v);
+      else if (relu)
+        v = v > 0.f ? v : 0.f;
+      out[i] = v;
+    }
   }
 }
 

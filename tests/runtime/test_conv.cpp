@@ -240,6 +240,17 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
     auto& r = c.r;
     std::vector<float> re(r);
     for (size_t i = 0; i < re.size(); ++i) re[i] = 2.f * re[i] + float(i) / 1000.f;
+    // Residual z, then Relu: fn does it, and the promise says so.
+    const std::vector<float> z = random_floats(r.size(), seed + 9);
+    std::vector<float> rr(r.size());
+    for (size_t i = 0; i < rr.size(); ++i) rr[i] = r[i] + z[i] > 0.f ? r[i] + z[i] : 0.f;
+    Epilogue ep_relu{[](const void* c, float* y, int64_t offset, int64_t n) {
+                       const float* zr = static_cast<const float*>(c) + offset;
+                       for (int64_t i = 0; i < n; ++i) y[i] = y[i] + zr[i] > 0.f ? y[i] + zr[i] : 0.f;
+                     },
+                     z.data()};
+    ep_relu.residual = z.data();
+    ep_relu.fn_is_relu = true;
     for (int tile : {4, 2}) {
       std::vector<float> packed(winograd_packed_weight_floats(p, tile));
       winograd_pack_weights(p, tile, w.data(), packed.data());
@@ -253,6 +264,10 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
         std::fill(y.begin(), y.end(), -7.f);
         winograd_conv2d_f32(p, tile, x.data(), packed.data(), b.data(), y.data(), scratch.data(), ep, tp);
         CHECK(max_err_over_scale(y, re) < (tile == 4 ? 2e-5 : 5e-6));
+        // An epilogue given as a residual and a Relu (applied as the rows are copied out).
+        std::fill(y.begin(), y.end(), -7.f);
+        winograd_conv2d_f32(p, tile, x.data(), packed.data(), b.data(), y.data(), scratch.data(), ep_relu, tp);
+        CHECK(max_err_over_scale(y, rr) < (tile == 4 ? 2e-5 : 5e-6));
       }
     }
     seed += 3;
