@@ -42,8 +42,8 @@ void add_pipeline_options(CLI::App* cmd, passes::PipelineOptions& options) {
   cmd->add_flag("--verify-each", options.verify_each, "verify the graph after every pass (always in debug builds)");
 }
 
-void print_memory_plan(const ir::Graph& graph, std::FILE* out) {
-  codegen::cpp::PlanReport r = codegen::cpp::plan_report(graph);
+void print_memory_plan(const ir::Graph& graph, const codegen::cpp::EmitOptions& options, std::FILE* out) {
+  codegen::cpp::PlanReport r = codegen::cpp::plan_report(graph, options);
   const passes::MemoryPlan& m = r.memory;
   fmt::print(out, "memory plan: arena {} bytes, lower bound {} ({:.3f}x), naive sum {} ({:.2f}x)\n", m.arena_size,
              m.lower_bound, m.lower_bound ? static_cast<double>(m.arena_size) / static_cast<double>(m.lower_bound) : 1.0,
@@ -66,7 +66,7 @@ int print_plan(const std::string& model, const std::vector<std::string>& dims,
   try {
     passes::run_pipeline(*graph, passes::pipeline_for_level(options.opt_level), p);
     std::cout.flush();
-    print_memory_plan(*graph, stdout);
+    print_memory_plan(*graph, codegen::cpp::EmitOptions{}, stdout);
   } catch (const Error& e) {
     fail("{}: {}", model, e.what());
   }

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
 #include "passes/pass_manager.h"
 
@@ -16,8 +17,9 @@ namespace kiln::cli {
 // Adds the optimizer options to `cmd`, filling `options` (IR dumps go to stderr).
 void add_pipeline_options(CLI::App* cmd, passes::PipelineOptions& options);
 
-// Prints the memory plan of a compilable graph: arena, lower bound, naive sum, largest values.
-void print_memory_plan(const ir::Graph& graph, std::FILE* out);
+// Prints the memory plan of a compilable graph emitted under `options`: arena, lower bound,
+// naive sum, largest values.
+void print_memory_plan(const ir::Graph& graph, const codegen::cpp::EmitOptions& options, std::FILE* out);
 
 // kiln inspect --plan: imports `model`, runs the pipeline printing node counts by op after
 // each pass, then prints the memory plan. Returns the exit code.

@@ -48,7 +48,7 @@ bool may_write_over(const ir::Node& n, size_t i) {
          in->shape() == n.output(0)->shape();
 }
 
-Plan plan_graph(const ir::Graph& graph, passes::Precision precision) {
+Plan plan_graph(const ir::Graph& graph, passes::Precision precision, const EmitOptions& options) {
   Plan plan;
   plan.weights = WeightBlob(precision);
   const EmitterRegistry& registry = emitters();
@@ -146,7 +146,7 @@ Plan plan_graph(const ir::Graph& graph, passes::Precision precision) {
         if (!plan.locations.count(out)) life[out] = {step, step};
     const Emitter* e = registry.find(n->op());
     if (e->scratch_bytes && plan.lowering[n.get()] == Lowering::Emit) {
-      size_t bytes = e->scratch_bytes(*n);
+      size_t bytes = e->scratch_bytes(*n, options);
       if (bytes > 0) {
         requests.push_back({bytes, step, step});
         scratch_nodes.push_back(n.get());
@@ -210,7 +210,7 @@ void check_test_hooks(const ir::Graph& graph, const TestHooks& hooks, const Plan
 
 std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan& plan) {
   check_test_hooks(graph, options.test_hooks, plan);
-  EmitContext ctx(plan.locations, plan.scratch, &plan.weights);
+  EmitContext ctx(plan.locations, plan.scratch, options.emit, &plan.weights);
   std::string node_names, node_ops;
   size_t timed = 0;
   for (const auto& n : graph.nodes()) {
@@ -498,9 +498,9 @@ void check_compilable(const ir::Graph& graph) {
     fail("cannot compile for the C++ backend:\n  {}", fmt::join(problems, "\n  "));
 }
 
-PlanReport plan_report(const ir::Graph& graph, size_t largest) {
+PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_t largest) {
   check_compilable(graph);
-  Plan plan = plan_graph(graph, passes::Precision::FP32);
+  Plan plan = plan_graph(graph, passes::Precision::FP32, options);
   PlanReport r;
   r.memory = plan.memory;
   r.requests = plan.requests;
@@ -517,7 +517,7 @@ PlanReport plan_report(const ir::Graph& graph, size_t largest) {
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   check_compilable(graph);
-  Plan plan = plan_graph(graph, options.precision);
+  Plan plan = plan_graph(graph, options.precision, options.emit);
   GeneratedModel out;
   out.name = options.name;
   out.files["model.cpp"] = model_source(graph, options, plan);

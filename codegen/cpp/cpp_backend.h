@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
 #include "passes/plan_memory.h"
 #include "passes/precision.h"
@@ -27,6 +28,7 @@ struct CppOptions {
   // fp16, bf16: float weights stored in half precision and widened to fp32 when the model's
   // context is created. Other values leave the weights as they are (int8 is a graph rewrite).
   passes::Precision precision = passes::Precision::FP32;
+  EmitOptions emit;  // how nodes become code (--conv-algo)
   TestHooks test_hooks;
 };
 
@@ -45,7 +47,8 @@ void check_compilable(const ir::Graph& graph);
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options);
 
-// The memory plan the backend would make for `graph` (which must compile), for reports.
+// The memory plan the backend would make for `graph` (which must compile) under `options`, for
+// reports.
 struct PlanReport {
   passes::MemoryPlan memory;
   std::vector<passes::BufferRequest> requests;  // what was planned: memory.offsets[i] is requests[i]'s
@@ -54,7 +57,7 @@ struct PlanReport {
   size_t views = 0;     // results sharing their input's bytes (Reshape and friends)
   std::vector<std::pair<std::string, size_t>> largest;  // biggest arena values, name and bytes
 };
-PlanReport plan_report(const ir::Graph& graph, size_t largest = 5);
+PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_t largest = 5);
 
 // A C identifier made from a model name: other characters become '_', a leading digit is
 // prefixed with 'm'.

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
 
 namespace kiln::codegen::cpp {
@@ -39,8 +40,12 @@ class EmitContext {
  public:
   // `weights`: the weights blob, which add_weight_floats appends to.
   EmitContext(std::unordered_map<const ir::Value*, Location> locations,
-              std::unordered_map<const ir::Node*, size_t> scratch, WeightBlob* weights = nullptr)
-      : locations_(std::move(locations)), scratch_(std::move(scratch)), weights_(weights) {}
+              std::unordered_map<const ir::Node*, size_t> scratch, const EmitOptions& options,
+              WeightBlob* weights = nullptr)
+      : locations_(std::move(locations)), scratch_(std::move(scratch)), options_(options), weights_(weights) {}
+
+  // The user's choices for the generated code (kiln compile's flags).
+  const EmitOptions& options() const { return options_; }
 
   // Typed pointer expressions for a node's input (const) and output (mutable) data.
   std::string in(const ir::Node& node, size_t i) const;
@@ -74,6 +79,7 @@ class EmitContext {
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;
+  EmitOptions options_;
   WeightBlob* weights_ = nullptr;
   std::string arrays_;
   std::string body_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
 
 namespace kiln::codegen::cpp {
@@ -19,8 +20,9 @@ struct Emitter {
   // Why this particular node cannot be emitted (a dtype, rank or attribute the kernels lack),
   // or an empty string.
   std::string (*unsupported)(const ir::Node& node) = nullptr;
-  // Bytes of temporary memory the node needs while it runs (placed in the arena).
-  size_t (*scratch_bytes)(const ir::Node& node) = nullptr;
+  // Bytes of temporary memory the node needs while it runs (placed in the arena), for the code
+  // `emit` writes under `options`.
+  size_t (*scratch_bytes)(const ir::Node& node, const EmitOptions& options) = nullptr;
   // When >= 0: output 0 is input `alias_input`'s bytes unchanged (Reshape and friends), so
   // no code is emitted and the output shares the input's memory.
   int alias_input = -1;

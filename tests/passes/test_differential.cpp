@@ -25,7 +25,7 @@ using kiln::ir::Tensor;
 using kiln::ir::Value;
 
 void check_plan(const Graph& g) {
-  kiln::codegen::cpp::PlanReport r = kiln::codegen::cpp::plan_report(g);
+  kiln::codegen::cpp::PlanReport r = kiln::codegen::cpp::plan_report(g, kiln::codegen::cpp::EmitOptions{});
   const auto& req = r.requests;
   REQUIRE(r.memory.offsets.size() == req.size());
   CHECK(r.memory.arena_size >= r.memory.lower_bound);

@@ -37,7 +37,11 @@ size_t present_bytes(const ir::Node& node) {
 }
 
 // The present key/value when they are not outputs, then the f32 copies of 16-bit data.
-size_t scratch_bytes(const ir::Node& node) { return present_bytes(node) + f32_staging_bytes(node); }
+size_t scratch_bytes(const ir::Node& node, const EmitOptions&) {
+  return present_bytes(node) + f32_staging_bytes(node);
+}
+// FlexAttention's: the f32 copies of 16-bit data.
+size_t flex_scratch_bytes(const ir::Node& node, const EmitOptions&) { return f32_staging_bytes(node); }
 
 std::string layout(const kiln::rt::AttentionLayout& l) {
   return fmt::format("kiln::rt::AttentionLayout{{{}, {}, {}}}", l.batch, l.head, l.seq);
@@ -135,7 +139,7 @@ void emit_flex(EmitContext& ctx, const ir::Node& node) {
 void register_attention_emitters(EmitterRegistry& r) {
   r.add("Attention", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
   r.add("ai.onnx.preview:FlexAttention",
-        Emitter{.emit = emit_flex, .unsupported = unsupported, .scratch_bytes = f32_staging_bytes});
+        Emitter{.emit = emit_flex, .unsupported = unsupported, .scratch_bytes = flex_scratch_bytes});
 }
 
 }  // namespace kiln::codegen::cpp

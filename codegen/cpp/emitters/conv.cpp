@@ -23,7 +23,7 @@ kiln::rt::ConvTransposeParams transpose_params(const ir::Node& node, ir::ConvTra
                                        g.pads_begin.data()};
 }
 
-size_t transpose_scratch_bytes(const ir::Node& node) {
+size_t transpose_scratch_bytes(const ir::Node& node, const EmitOptions&) {
   ir::ConvTransposeGeometry g;
   std::vector<int64_t> in;
   return kiln::rt::conv_transpose_scratch_floats(transpose_params(node, g, in)) * sizeof(float);
@@ -39,7 +39,7 @@ void emit_transpose(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format("kiln::rt::conv_transpose_f32(p, {}, {}, {}, {}, reinterpret_cast<float*>{}, pool);",
                        ctx.in(node, 0), ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
                        ctx.out(node, 0),
-                       transpose_scratch_bytes(node) > 0 ? ctx.scratch(node) : "(nullptr)"));
+                       transpose_scratch_bytes(node, ctx.options()) > 0 ? ctx.scratch(node) : "(nullptr)"));
 }
 
 std::vector<int64_t> constant_ints(const ir::Node& node, size_t i) {

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <string_view>
-
 #include "ir/ops/conv.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
@@ -42,21 +39,22 @@ std::string unsupported_conv2d(const ir::Node& node) {
   return "";
 }
 
-int conv2d_winograd_tile(const ir::Node& node) {
+int conv2d_winograd_tile(const ir::Node& node, const EmitOptions& options) {
   if (!is_f32_constant(node.input(1))) return 0;  // the weights are transformed at compile time
   const kiln::rt::Conv2dParams p = conv2d_params(node);
   if (!kiln::rt::winograd_applicable(p)) return 0;
-  const char* env = std::getenv("KILN_CONV_ALGO");
-  const std::string_view algo = env ? env : "";
-  if (algo == "im2col") return 0;
-  if (algo == "winograd" || algo == "winograd4") return 4;
-  if (algo == "winograd2") return 2;
-  return kiln::rt::winograd_choose_tile(p);
+  switch (options.conv_algo) {
+    case ConvAlgo::Auto: return kiln::rt::winograd_choose_tile(p);
+    case ConvAlgo::Im2col: return 0;
+    case ConvAlgo::Winograd4: return 4;
+    case ConvAlgo::Winograd2: return 2;
+  }
+  return 0;
 }
 
-size_t conv2d_scratch_bytes(const ir::Node& node) {
+size_t conv2d_scratch_bytes(const ir::Node& node, const EmitOptions& options) {
   const kiln::rt::Conv2dParams p = conv2d_params(node);
-  if (int tile = conv2d_winograd_tile(node)) return kiln::rt::winograd_scratch_floats(p, tile) * sizeof(float);
+  if (int tile = conv2d_winograd_tile(node, options)) return kiln::rt::winograd_scratch_floats(p, tile) * sizeof(float);
   return kiln::rt::conv2d_scratch_floats(p) * sizeof(float);
 }
 
@@ -71,7 +69,7 @@ void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epil
       p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
       p.pad_left, p.dil_h, p.dil_w, p.group));
   const std::string bias = node.has_input(2) ? ctx.in(node, 2) : "nullptr";
-  if (int tile = conv2d_winograd_tile(node)) {
+  if (int tile = conv2d_winograd_tile(node, ctx.options())) {
     // Transformed (G g G^T) and packed now, once, for the GEMM of each tile position.
     std::vector<float> packed(kiln::rt::winograd_packed_weight_floats(p, tile));
     kiln::rt::winograd_pack_weights(p, tile, node.input(1)->constant().data<float>(), packed.data());

@@ -33,11 +33,11 @@ bool gemm_packs_b(const ir::Node& node, size_t input);
 kiln::rt::Conv2dParams conv2d_params(const ir::Node& node);
 // Empty when the conv compiles, else why not.
 std::string unsupported_conv2d(const ir::Node& node);
-size_t conv2d_scratch_bytes(const ir::Node& node);
+size_t conv2d_scratch_bytes(const ir::Node& node, const EmitOptions& options);
 // The Winograd tile (4: F(4x4,3x3), 2: F(2x2,3x3)) emit_conv2d runs `node` with, 0 for im2col:
-// chosen by shape (kiln::rt::winograd_choose_tile) for constant weights, unless the environment
-// of the compiler sets KILN_CONV_ALGO to im2col, winograd (F(4,3)), winograd4 or winograd2.
-int conv2d_winograd_tile(const ir::Node& node);
+// for constant weights where Winograd applies, chosen by shape (kiln::rt::winograd_choose_tile)
+// or forced by options.conv_algo (kiln compile --conv-algo).
+int conv2d_winograd_tile(const ir::Node& node, const EmitOptions& options);
 // Writes `const kiln::rt::Conv2dParams p` and the call, with `epilogue` (an expression) and
 // the weights packed at compile time when they are constant (conv2d_packs_weights).
 void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epilogue);

@@ -33,7 +33,7 @@ std::string unsupported_det(const ir::Node& node) {
   return "";
 }
 
-size_t det_scratch(const ir::Node& node) {
+size_t det_scratch(const ir::Node& node, const EmitOptions&) {
   const int64_t n = dims_of(node.input(0)).back();
   return static_cast<size_t>(n * n) * (node.input(0)->dtype() == ir::DType::F64 ? 8 : 4);
 }

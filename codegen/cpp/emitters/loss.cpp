@@ -29,7 +29,7 @@ std::string unsupported_loss(const ir::Node& node) {
 }
 
 // SoftmaxCrossEntropyLoss without its log_prob output keeps the log-probabilities here.
-size_t loss_scratch(const ir::Node& node) {
+size_t loss_scratch(const ir::Node& node, const EmitOptions&) {
   if (!softmax(node) || node.num_outputs() > 1) return 0;
   return static_cast<size_t>(numel_of(node.input(0))) * ir::dtype_size(node.input(0)->dtype());
 }

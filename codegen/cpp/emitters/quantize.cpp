@@ -257,7 +257,7 @@ bool packs_qlinear_conv(const ir::Node& n, size_t i) { return i == 3 && fast_con
 bool packs_matmul_integer(const ir::Node& n, size_t i) { return i == 1 && fast_matmul(n, 1); }
 bool packs_qlinear_matmul(const ir::Node& n, size_t i) { return i == 3 && fast_matmul(n, 3); }
 
-size_t conv_integer_scratch(const ir::Node& node) {
+size_t conv_integer_scratch(const ir::Node& node, const EmitOptions&) {
   return fast_conv(node, 1) ? kiln::rt::qconv2d_scratch_bytes(ir::integer_conv_params(node, 0, 1)) : 0;
 }
 
@@ -283,7 +283,7 @@ void emit_qlinear_conv(EmitContext& ctx, const ir::Node& node) {
       node.has_input(8) ? ctx.in(node, 8) : std::string("nullptr"), ctx.scratch(node), ctx.out(node, 0)));
 }
 
-size_t qlinear_conv_scratch(const ir::Node& node) {
+size_t qlinear_conv_scratch(const ir::Node& node, const EmitOptions&) {
   if (fast_conv(node, 3)) return kiln::rt::qconv2d_scratch_bytes(ir::integer_conv_params(node, 0, 3));
   return static_cast<size_t>(numel_of(node.output(0))) * 4;
 }

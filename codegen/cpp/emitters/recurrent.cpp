@@ -16,7 +16,7 @@ std::vector<std::vector<int64_t>> input_dims(const ir::Node& node) {
   return dims;
 }
 
-size_t scratch_bytes(const ir::Node& node) {
+size_t scratch_bytes(const ir::Node& node, const EmitOptions&) {
   return kiln::rt::rnn_scratch_floats(ir::rnn_params(node, input_dims(node))) * sizeof(float);
 }
 

@@ -97,7 +97,7 @@ void emit_cumsum(EmitContext& ctx, const ir::Node& node) {
                        ctx.in(node, 0), ctx.out(node, 0)));
 }
 
-size_t topk_scratch(const ir::Node& node) {
+size_t topk_scratch(const ir::Node& node, const EmitOptions&) {
   std::vector<int64_t> x = dims_of(node.input(0));
   const int64_t axis = ir::reduce_axis(node, static_cast<int64_t>(x.size()));
   return static_cast<size_t>(x[axis] + numel_of(node.output(0))) * 8;

@@ -45,7 +45,7 @@ std::string unsupported(const ir::Node& node) {
   return "";
 }
 
-size_t scratch_bytes(const ir::Node& node) {
+size_t scratch_bytes(const ir::Node& node, const EmitOptions&) {
   ir::ResizePlan plan;
   plan_of(node, plan);
   return kiln::rt::resize_scratch_bytes(plan.params);
@@ -119,7 +119,7 @@ void emit(EmitContext& ctx, const ir::Node& node) {
       p.exclude_outside ? "true" : "false", float_literal(p.extrapolation, ir::DType::F64)));
   const ir::DType t = node.input(0)->dtype();
   const std::string compute = cpp_compute_type(t);  // unused by nearest, which copies
-  const bool needs_scratch = scratch_bytes(node) > 0;
+  const bool needs_scratch = scratch_bytes(node, ctx.options()) > 0;
   ctx.line(fmt::format("kiln::rt::resize<{}, {}>(p, {}, {}, {});", cpp_type(t), compute, ctx.in(node, 0),
                        ctx.out(node, 0), needs_scratch ? ctx.scratch(node) : "nullptr"));
 }

@@ -29,7 +29,7 @@ size_t linear_attention_state_bytes(const ir::Node& node) {
   const kiln::rt::LinearAttentionParams p = ir::linear_attention_params(node, input_dims(node));
   return round64(static_cast<size_t>(p.batch * p.kv_heads * p.key_dim * p.value_dim) * sizeof(float));
 }
-size_t linear_attention_scratch(const ir::Node& node) {
+size_t linear_attention_scratch(const ir::Node& node, const EmitOptions&) {
   return linear_attention_state_bytes(node) + f32_staging_bytes(node);
 }
 
@@ -55,7 +55,9 @@ size_t causal_conv_state_bytes(const ir::Node& node) {
   const ir::CausalConvGeometry g = ir::causal_conv_geometry(node, input_dims(node));
   return round64(static_cast<size_t>(g.batch * g.channels * (g.kernel - 1)) * sizeof(float));
 }
-size_t causal_conv_scratch(const ir::Node& node) { return causal_conv_state_bytes(node) + f32_staging_bytes(node); }
+size_t causal_conv_scratch(const ir::Node& node, const EmitOptions&) {
+  return causal_conv_state_bytes(node) + f32_staging_bytes(node);
+}
 
 void emit_causal_conv(EmitContext& ctx, const ir::Node& node) {
   const ir::CausalConvGeometry g = ir::causal_conv_geometry(node, input_dims(node));

@@ -60,7 +60,7 @@ GatherGeometry gather_geometry(const ir::Node& node) {
   return g;
 }
 
-size_t gather_scratch(const ir::Node& node) {
+size_t gather_scratch(const ir::Node& node, const EmitOptions&) {
   return node.input(1)->is_constant() ? 0 : static_cast<size_t>(gather_geometry(node).n) * 8;
 }
 
