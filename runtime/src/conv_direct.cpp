@@ -7,15 +7,8 @@
 
 #include "kiln/rt/thread_pool.h"
 
-// The vector kernel is compiled for AVX2+FMA whatever the flags (like the GEMM's micro-kernel)
-// and used when the CPU has them.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#include <immintrin.h>
-#define KILN_CONV_DIRECT_AVX2 1
-#define KILN_AVX2_FMA __attribute__((target("avx2,fma")))
-#else
-#define KILN_CONV_DIRECT_AVX2 0
-#endif
+// The vector kernel runs where cpu_has_avx2_fma().
+#include "kiln/rt/x86_dispatch.h"
 
 namespace kiln::rt {
 namespace {
@@ -100,7 +93,6 @@ void tap_sources(const Conv2dParams& p, RowRing& ring, int64_t oh, const float* 
   }
 }
 
-inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 // What the kernels apply as they store, from the epilogue's promises (Epilogue::fn_is_clamp,
 // fn_is_relu).
@@ -118,12 +110,12 @@ void columns_plain(const float* const* src, int64_t s0, int64_t K, const float* 
       float s = bias ? bias[m] : 0.f;
       for (int64_t t = 0; t < K; ++t) s += w[m * K + t] * src[t][s0 + j];
       if (res) s += res[m * ldy + j];
-      if (ops.relu) s = s > 0.f ? s : 0.f;
+      if (ops.relu) s = relu_of(s);
       y[m * ldy + j] = ops.clamp ? clamp_to(s, ops.lo, ops.hi) : s;
     }
 }
 
-#if KILN_CONV_DIRECT_AVX2
+#if KILN_X86_KERNELS
 
 // MB output channels (weights w, ldw apart) x NV * 8 columns: the K taps' products summed in
 // registers (tap t's columns at src[t] + s0, readable for NV * 8 floats), then the bias, the
@@ -208,16 +200,7 @@ KILN_AVX2_FMA void columns_avx2(const float* const* src, int64_t s0, int64_t K, 
                 res ? res + m * ldy : nullptr, ops);
 }
 
-#endif  // KILN_CONV_DIRECT_AVX2
-
-bool cpu_has_avx2_fma() {
-#if KILN_CONV_DIRECT_AVX2
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
+#endif  // KILN_X86_KERNELS
 
 struct DirectArgs {
   const Conv2dParams* p;
@@ -257,7 +240,7 @@ void columns(const DirectArgs& a, const float* const* src, int64_t s0, int64_t K
     const int64_t nb = n - j < 24 ? n - j : 24;
     float* y = a.y + offset + j;
     const float* r = res ? res + j : nullptr;
-#if KILN_CONV_DIRECT_AVX2
+#if KILN_X86_KERNELS
     if (a.avx2)
       columns_avx2(src, s0 + j, K, w, bias, m1 - m0, nb, y, ohw, r, ops);
     else
@@ -325,7 +308,7 @@ bool conv3x3_direct_applicable(const Conv2dParams& p) noexcept {
 
 void conv3x3_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                     const Epilogue& epilogue, ThreadPool* pool) noexcept {
-  static const bool avx2 = cpu_has_avx2_fma();  // once per process
+  const bool avx2 = cpu_has_avx2_fma();
   const DirectArgs args{&p, x, w, bias, y, &epilogue, avx2};
   parallel_for(pool, p.N * p.OH, [a = &args](int64_t r0, int64_t r1) { rows(*a, r0, r1); });
 }
@@ -340,7 +323,7 @@ bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept {
 
 void conv1x1_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                     const Epilogue& epilogue, ThreadPool* pool) noexcept {
-  static const bool avx2 = cpu_has_avx2_fma();  // once per process
+  const bool avx2 = cpu_has_avx2_fma();
   const DirectArgs args{&p, x, w, bias, y, &epilogue, avx2};
   const int64_t blocks = p.N * ((p.H * p.W + 23) / 24);
   // Few blocks (14 x 14 and 7 x 7 planes) are not enough to share: their output channels are

@@ -1,15 +1,8 @@
 // Depthwise 3x3 on 8 channels at once: channel-interleaved, zero-padded bands of rows.
 #include "kiln/rt/depthwise.h"
 
-// The kernel is compiled for AVX2+FMA whatever the flags (like the GEMM's micro-kernel) and
-// used when the CPU has them; elsewhere conv2d_f32 keeps its per-plane kernels.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#include <immintrin.h>
-#define KILN_DEPTHWISE_AVX2 1
-#define KILN_AVX2_FMA __attribute__((target("avx2,fma")))
-#else
-#define KILN_DEPTHWISE_AVX2 0
-#endif
+// The kernel runs where cpu_has_avx2_fma(); elsewhere conv2d_f32 keeps its per-plane kernels.
+#include "kiln/rt/x86_dispatch.h"
 
 namespace kiln::rt {
 namespace {
@@ -32,7 +25,7 @@ int64_t band_rows(const Conv2dParams& p) {
   return r < p.OH ? r : p.OH;
 }
 
-#if KILN_DEPTHWISE_AVX2
+#if KILN_X86_KERNELS
 
 // r[k] (8 values of row k) becomes column k: the 8 x 8 block transposed in registers.
 KILN_AVX2_FMA inline void transpose8(__m256 r[8]) {
@@ -207,22 +200,12 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
   }
 }
 
-#endif  // KILN_DEPTHWISE_AVX2
-
-bool cpu_has_avx2_fma() {
-#if KILN_DEPTHWISE_AVX2
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
+#endif  // KILN_X86_KERNELS
 
 }  // namespace
 
 bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept {
-  static const bool cpu_ok = cpu_has_avx2_fma();  // once per process
-  if (!cpu_ok) return false;
+  if (!cpu_has_avx2_fma()) return false;
   return p.group == p.C && p.group == p.M && p.group > 1 && p.KH == 3 && p.KW == 3 && p.dil_h == 1 &&
          p.dil_w == 1 && p.stride_h == p.stride_w && (p.stride_h == 1 || p.stride_h == 2) && p.pad_top >= 0 &&
          p.pad_top <= 2 && p.pad_left >= 0 && p.pad_left <= 2 && p.OH > 0 && p.OW > 0 && band_rows(p) > 0;
@@ -230,7 +213,7 @@ bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept {
 
 void depthwise3x3_c8(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w,
                      const float* bias, float* y, const Epilogue& epilogue) noexcept {
-#if KILN_DEPTHWISE_AVX2
+#if KILN_X86_KERNELS
   if (p.stride_h == 1)
     depthwise3x3_c8_impl<1>(p, n, c0, x, w, bias, y, epilogue);
   else

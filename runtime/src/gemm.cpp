@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/x86_dispatch.h"
 
 namespace kiln::rt {
 namespace {
@@ -280,7 +281,7 @@ __attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* 
 #endif
 
 #if KILN_GEMM_DISPATCH
-__attribute__((target("avx2,fma"))) void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
+KILN_AVX2_FMA void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
                                                         float beta, float* c, int64_t ldc, const StoreOps* ops) {
   if (ops == nullptr)
     vector_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
@@ -303,7 +304,7 @@ using EdgeFn = KernelFn;
 
 #if KILN_GEMM_DISPATCH
 template <int R>
-__attribute__((target("avx2,fma"))) void edge_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
+KILN_AVX2_FMA void edge_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
                                                       float beta, float* c, int64_t ldc, const StoreOps* ops) {
   vector_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
 }
@@ -317,9 +318,7 @@ void edge_vector(int64_t kc, const float* a, const float* b, float alpha, float 
 
 // Plain loops, for CPUs and compilers without the above (the compiler vectorizes what it can).
 // The clamp as StoreOps and Epilogue::fn_is_clamp define it (NaN kept).
-inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 // ReLU as Epilogue::fn_is_relu defines it (and ONNX's Relu in kiln: NaN becomes 0).
-inline float relu_of(float v) { return v > 0.f ? v : 0.f; }
 
 [[maybe_unused]] void kernel_portable(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
                                       int64_t ldc, const StoreOps* ops) {
@@ -344,8 +343,7 @@ inline float relu_of(float v) { return v > 0.f ? v : 0.f; }
 
 KernelFn choose_kernel() {
 #if KILN_GEMM_DISPATCH
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernel_avx2_fma;
+  if (cpu_has_avx2_fma()) return kernel_avx2_fma;
   return kernel_portable;
 #elif defined(__GNUC__) || defined(__clang__)
   return kernel_vector;
@@ -403,7 +401,7 @@ __attribute__((always_inline)) inline void vector_row_dots8(const float* __restr
 #endif
 
 #if KILN_GEMM_DISPATCH
-__attribute__((target("avx2,fma"))) void row_dots8_avx2_fma(const float* a, const float* b, int64_t ldb, int64_t k8,
+KILN_AVX2_FMA void row_dots8_avx2_fma(const float* a, const float* b, int64_t ldb, int64_t k8,
                                                             float* s) {
   vector_row_dots8(a, b, ldb, k8, s);
 }

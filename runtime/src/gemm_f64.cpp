@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/x86_dispatch.h"
 
 namespace kiln::rt {
 namespace {
@@ -73,7 +74,7 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const double*
 #endif
 
 #if KILN_GEMM_F64_DISPATCH
-__attribute__((target("avx2,fma"))) void tile_avx2_fma(int64_t kc, const double* a, const double* b, double* acc) {
+KILN_AVX2_FMA void tile_avx2_fma(int64_t kc, const double* a, const double* b, double* acc) {
   vector_tile(kc, a, b, acc);
 }
 #elif defined(__GNUC__) || defined(__clang__)
@@ -89,8 +90,7 @@ void tile_vector(int64_t kc, const double* a, const double* b, double* acc) { ve
 
 TileFn choose_tile() {
 #if KILN_GEMM_F64_DISPATCH
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tile_avx2_fma;
+  if (cpu_has_avx2_fma()) return tile_avx2_fma;
   return tile_portable;
 #elif defined(__GNUC__) || defined(__clang__)
   return tile_vector;

@@ -362,7 +362,7 @@ void output_segment(const Conv2dParams& p, const Geometry& g, const float* pk, i
       if (clamp)
         v = v < lo ? lo : (v > hi ? hi : v);
       else if (relu)
-        v = v > 0.f ? v : 0.f;
+        v = relu_of(v);
       out[i] = v;
     }
   }

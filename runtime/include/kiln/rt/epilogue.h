@@ -24,6 +24,11 @@ struct Epilogue {
   bool fn_is_relu = false;
 };
 
+// v clamped to [lo, hi] (lo <= hi), as a kernel applies Clip, ReLU6 or Relu in its store.
+inline float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+// Relu as the op defines it (ir/ops/elementwise_ops.def): NaN becomes 0.
+inline float relu_of(float v) { return v > 0.f ? v : 0.f; }
+
 // fn is a bare clamp (no residual): the kernel may apply clamp_lo / clamp_hi itself.
 inline bool epilogue_is_clamp(const Epilogue& e) { return e.fn != nullptr && e.fn_is_clamp && e.residual == nullptr; }
 
