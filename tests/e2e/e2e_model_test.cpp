@@ -154,9 +154,13 @@ int main(int argc, char** argv) {
 
   // 2. The compiled executable, in place and copied alone to another directory.
   fs::path out = work / "out";
-  check(sh(fmt::format("'{}' compile '{}' -o '{}' --name {} --emit exe,lib,shared,source", kiln, model.string(),
-                       out.string(), name)) == 0,
-        "kiln compile");
+  const bool compiled = sh(fmt::format("'{}' compile '{}' -o '{}' --name {} --emit exe,lib,shared,source", kiln,
+                                       model.string(), out.string(), name)) == 0;
+  check(compiled, "kiln compile");
+  if (!compiled) {  // nothing below has anything to run
+    fmt::print("{}: {} failure(s)\n", model_dir.filename().string(), failures);
+    return 1;
+  }
   check(sh(fmt::format("'{}' {} -o '{}'", (out / name).string(), inputs, (work / "exe").string())) == 0, "exe runs");
   compare_named(output_names, model_dir, work / "exe", "exe");
   fs::create_directories(work / "alone");
