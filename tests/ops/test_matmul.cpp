@@ -64,8 +64,11 @@ TEST_CASE("Gemm and MatMul f32 (the runtime's GEMM) agree with f64") {
     };
     check_close(run(DType::F32), values(run(DType::F64)), 1e-5);
   }
-  for (auto [a, b] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+  for (const auto& shapes : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
            {{3, 1, 6, 17}, {4, 17, 5}}, {{17}, {2, 17, 9}}, {{2, 6, 17}, {17}}}) {
+    // Not a structured binding: Clang 14 does not let a lambda capture one (C++20 allows it).
+    const std::vector<int64_t>& a = shapes.first;
+    const std::vector<int64_t>& b = shapes.second;
     auto run = [&](DType dt) {
       OpTest t;
       return t.run1(t.node("MatMul", {t.input("a", random(dt, a, 1)), t.input("b", random(dt, b, 2))}));
