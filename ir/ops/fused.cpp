@@ -5,13 +5,17 @@
 // loop. Their attributes are the base op's plus `activation` and the activation op's own
 // attributes, each prefixed `activation_`. Shape rule and reference are the base op's and the
 // activation op's, composed through the registry; no math is written twice.
+// kiln.FusedConvDepthwise (passes/fuse_expand_depthwise.cpp) is two kiln.FusedConvs, the
+// second reading the first: an expand 1x1 and the depthwise 3x3 after it.
 #include "ir/ops/fused.h"
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <sstream>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/ops/window.h"
 
 namespace kiln::ir {
 
@@ -20,22 +24,44 @@ bool is_fused_activation(std::string_view name) {
          std::end(kFusedActivations);
 }
 
-FusedActivation fused_activation(const Node& node) {
+FusedActivation fused_activation(const Node& node, std::string_view prefix) {
   FusedActivation a;
-  a.op = node.s("activation");
+  const std::string p(prefix);
+  a.op = node.s(p);
   const OpDef* def = is_fused_activation(a.op) ? registry().find(a.op) : nullptr;
   if (a.op == "none") return a;
   if (!def) fail("{}: unknown activation '{}'", node.describe(), a.op);
   if (a.op == "Clip") {
-    if (node.has_attr("activation_alpha")) a.clip_min = node.f("activation_alpha");
-    if (node.has_attr("activation_beta")) a.clip_max = node.f("activation_beta");
+    if (node.has_attr(p + "_alpha")) a.clip_min = node.f(p + "_alpha");
+    if (node.has_attr(p + "_beta")) a.clip_max = node.f(p + "_beta");
     return a;
   }
   for (const AttrSpec& spec : def->attrs) {
-    std::string name = "activation_" + spec.name;
+    std::string name = p + "_" + spec.name;
     if (node.has_attr(name)) a.attrs[spec.name] = node.attr(name);
   }
   return a;
+}
+
+std::optional<rt::StoreActivation> store_activation(const FusedActivation& a) {
+  if (a.op == "none") return rt::StoreActivation{};
+  if (a.op == "Relu") return rt::StoreActivation{rt::StoreActivation::kRelu};
+  if (a.op == "Clip" && a.clip_min <= a.clip_max)
+    return rt::StoreActivation{rt::StoreActivation::kClamp, a.clip_min, a.clip_max};
+  return std::nullopt;
+}
+
+int64_t depthwise3x3_stride(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
+  if (x.size() != 4 || w.size() != 4 || w[0] != x[1] || w[1] != 1 || w[2] != 3 || w[3] != 3 ||
+      node.i("group") != x[1])
+    return 0;
+  const ResolvedWindow win = resolve_window(node, {x[2], x[3]}, {3, 3});
+  const int64_t s = win.strides[0];
+  const std::vector<int64_t> ones{1, 1};
+  if (win.strides[1] != s || (s != 1 && s != 2) || win.dilations != ones || win.pads_begin != ones ||
+      win.pads_end != ones)
+    return 0;
+  return s;
 }
 
 AttributeMap fused_activation_attrs(const Node& activation, float clip_min, float clip_max) {
@@ -244,6 +270,67 @@ void eval_elementwise_chain(const Node& node, std::span<const Tensor* const> in,
   out[0] = std::move(results.back());
 }
 
+// ---- kiln.FusedConvDepthwise ----------------------------------------------------------------
+// Inputs X, W, B (the expand 1x1), W_dw, B_dw (the depthwise 3x3); the depthwise's attributes
+// (a kiln.FusedConv's), and the expand's activation as expand_activation, expand_activation_*
+// (its other attributes are Conv's defaults).
+
+bool is_expand_attr(const std::string& name) { return name.rfind("expand_", 0) == 0; }
+
+AttributeMap expand_attrs(const Node& node) {
+  AttributeMap attrs;
+  for (const auto& [name, a] : node.attrs())
+    if (is_expand_attr(name)) attrs[name.substr(7)] = a;
+  return attrs;
+}
+
+AttributeMap depthwise_attrs(const Node& node) {
+  AttributeMap attrs;
+  for (const auto& [name, a] : node.attrs())
+    if (!is_expand_attr(name)) attrs[name] = a;
+  return attrs;
+}
+
+// The two convolutions as one-node graphs on the node's input types.
+struct ConvDepthwiseParts {
+  std::vector<std::pair<DType, Shape>> storage;
+  std::unique_ptr<OneNode> expand, depthwise;
+  explicit ConvDepthwiseParts(const Node& node) : storage(5) {
+    auto type = [&](size_t i) -> std::pair<DType, Shape>* {
+      const Value* v = node.input(i);
+      if (!v) return nullptr;
+      storage[i] = {v->dtype(), v->shape()};
+      return &storage[i];
+    };
+    expand = std::make_unique<OneNode>("kiln.FusedConv", std::vector{type(0), type(1), type(2)}, expand_attrs(node));
+    const Value* e = expand->node->output(0);
+    std::pair<DType, Shape> expanded{e->dtype(), e->shape()};
+    depthwise = std::make_unique<OneNode>("kiln.FusedConv", std::vector{&expanded, type(3), type(4)},
+                                          depthwise_attrs(node));
+  }
+};
+
+void infer_conv_depthwise(Node& node) {
+  fused_activation(node, "expand_activation");  // validates it
+  ConvDepthwiseParts parts(node);
+  const Value* y = parts.depthwise->node->output(0);
+  node.output(0)->set_type(y->dtype(), y->shape());
+}
+
+void eval_conv_depthwise(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  Tensor e = eval_op("kiln.FusedConv", expand_attrs(node), {in[0], in[1], optional_input(in, 2)});
+  out[0] = eval_op("kiln.FusedConv", depthwise_attrs(node), {&e, in[3], optional_input(in, 4)});
+}
+
+Cost conv_depthwise_cost(const Node& node) {
+  Cost c;
+  c.bytes = io_bytes(node);
+  if (!node.output(0)->shape().is_static()) return c;
+  ConvDepthwiseParts parts(node);
+  c.flops = node_cost(*parts.expand->node).flops + node_cost(*parts.depthwise->node).flops;
+  return c;
+}
+
 void add_fused(Registry& r, const std::string& name, const char* base, const char* summary) {
   const OpDef* def = r.find(base);
   if (!def) fail("op family 'fused' needs {} registered first", base);
@@ -273,6 +360,22 @@ void register_fused_ops(Registry& r) {
   add_fused(r, "kiln.FusedGemm", "Gemm", "Gemm, then a residual add and an activation: act(Gemm(A, B, C) + Z)");
   add_fused(r, "kiln.FusedMatMul", "MatMul",
             "MatMul, then a row bias, a residual add and an activation: act(A @ B + C + Z)");
+  OpDef conv_depthwise{
+      .name = "kiln.FusedConvDepthwise",
+      .summary = "an expand 1x1 kiln.FusedConv and the depthwise 3x3 kiln.FusedConv reading it: "
+                 "dw(act_e(Conv(X, W, B)), W_dw, B_dw)",
+      .inputs = {{"X"}, {"W"}, {"B", true}, {"W_dw"}, {"B_dw", true}},
+      .outputs = {"Y"},
+      .attrs = r.find("kiln.FusedConv")->attrs,
+      .infer = infer_conv_depthwise,
+      .eval = eval_conv_depthwise,
+      .cost = conv_depthwise_cost,
+  };
+  conv_depthwise.attrs.push_back({"expand_activation", AttrType::String, Attribute("none")});
+  conv_depthwise.attrs.push_back({"expand_activation_alpha", AttrType::Float, std::nullopt, true});
+  conv_depthwise.attrs.push_back({"expand_activation_beta", AttrType::Float, std::nullopt, true});
+  conv_depthwise.attrs.push_back({"expand_activation_approximate", AttrType::String, std::nullopt, true});
+  r.add(std::move(conv_depthwise));
   r.add(OpDef{
       .name = "kiln.Elementwise",
       .summary = "a chain of elementwise ops in one loop (attribute steps: \"Op ARG [ARG]\", ARG iK or tK)",

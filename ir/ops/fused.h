@@ -1,13 +1,16 @@
 // The fused ops of the `kiln` domain (ir/ops/fused.cpp): Conv, Gemm and MatMul with a bias
 // (MatMul only), a residual add and an activation applied to their result,
-// y = act(op(...) [+ C] + Z).
+// y = act(op(...) [+ C] + Z); and an expand 1x1 Conv with the depthwise 3x3 Conv after it.
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/graph.h"
+#include "kiln/rt/depthwise.h"
 
 namespace kiln::ir {
 
@@ -28,7 +31,19 @@ struct FusedActivation {
   float clip_min = std::numeric_limits<float>::lowest();
   float clip_max = std::numeric_limits<float>::max();
 };
-FusedActivation fused_activation(const Node& node);
+// `prefix` names the attributes: "activation" (activation_alpha, ...), or
+// "expand_activation" for kiln.FusedConvDepthwise's expand conv.
+FusedActivation fused_activation(const Node& node, std::string_view prefix = "activation");
+
+// The activation as a kernel applies it in registers: none, Relu, or Clip with min <= max;
+// nullopt for any other.
+std::optional<rt::StoreActivation> store_activation(const FusedActivation& a);
+
+// The stride (1 or 2) when `node`'s window attributes and group, over input dims x
+// (N, M, H, W) and weight dims w, make the depthwise 3x3 that kiln.FusedConvDepthwise runs
+// (group M, w M x 1 x 3 x 3, pads 1 on every side, the same stride on both axes, dilation 1);
+// otherwise 0.
+int64_t depthwise3x3_stride(const Node& node, const std::vector<int64_t>& x, const std::vector<int64_t>& w);
 
 // The attributes of a fused node that apply `activation` (a node of a kFusedActivations op,
 // or a Clip whose bounds the caller passes), for a pass building one.

@@ -1,6 +1,11 @@
 // Depthwise 3x3 on 8 channels at once: channel-interleaved, zero-padded bands of rows.
 #include "kiln/rt/depthwise.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/rt/thread_pool.h"
+
 // The kernel runs where cpu_has_avx2_fma(); elsewhere conv2d_f32 keeps its per-plane kernels.
 #include "kiln/rt/x86_dispatch.h"
 
@@ -109,24 +114,29 @@ KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes
   }
 }
 
+// v with the activation applied: a clamp keeps a NaN (as Clip does), Relu makes it 0 (max
+// returns its second operand for a NaN, and +0 for -0, as x > 0 ? x : 0).
+KILN_AVX2_FMA inline __m256 activate(__m256 v, const StoreActivation& act) {
+  if (act.kind == StoreActivation::kClamp) {
+    const __m256 lo = _mm256_set1_ps(act.lo), hi = _mm256_set1_ps(act.hi);
+    v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
+    v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
+  } else if (act.kind == StoreActivation::kRelu) {
+    v = _mm256_max_ps(v, _mm256_setzero_ps());
+  }
+  return v;
+}
+
 // `rows` output rows of the band from its interleaved input into `out` (interleaved,
-// rows x OW pixels). Four pixels at a time: four independent chains of 9 FMAs.
+// rows x OW pixels), `act` applied as they are stored. Four pixels at a time: four
+// independent chains of 9 FMAs.
 template <int64_t S>
 KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t rows, int64_t wp, const float* wt,
-                                const float* bv, const Epilogue& ep, float* out) {
+                                const float* bv, const StoreActivation& act, float* out) {
   __m256 wv[9];
   for (int64_t t = 0; t < 9; ++t) wv[t] = _mm256_loadu_ps(wt + t * kLanes);
   const __m256 bias = _mm256_loadu_ps(bv);
-  // The epilogue's clamp (fn_is_clamp) in registers; a NaN stays NaN, as in the clamp's fn.
-  const bool clamp = epilogue_is_clamp(ep);
-  const __m256 lo = _mm256_set1_ps(ep.clamp_lo), hi = _mm256_set1_ps(ep.clamp_hi);
-  auto store = [&](float* o, __m256 v) KILN_AVX2_FMA {
-    if (clamp) {
-      v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
-      v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
-    }
-    _mm256_store_ps(o, v);
-  };
+  auto store = [&](float* o, __m256 v) KILN_AVX2_FMA { _mm256_store_ps(o, activate(v, act)); };
   const int64_t ow4 = p.OW / 4 * 4;
   for (int64_t r = 0; r < rows; ++r) {
     const float* a = in + r * S * wp * kLanes;
@@ -189,10 +199,13 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
     for (int64_t t = 0; t < 9; ++t) wt[t][k] = w[c * 9 + t];
     bv[k] = bias ? bias[c] : 0.f;
   }
+  // The epilogue's clamp (fn_is_clamp) in registers; any other epilogue on the stored planes.
+  StoreActivation act;
+  if (epilogue_is_clamp(ep)) act = StoreActivation{StoreActivation::kClamp, ep.clamp_lo, ep.clamp_hi};
   for (int64_t oh0 = 0; oh0 < p.OH; oh0 += band) {
     const int64_t rows = p.OH - oh0 < band ? p.OH - oh0 : band;
     fill_band(p, xs, oh0 * S, (rows - 1) * S + 3, wp, in);
-    compute_band<S>(p, in, rows, wp, &wt[0][0], bv, ep, out);
+    compute_band<S>(p, in, rows, wp, &wt[0][0], bv, act, out);
     store_band(out, rows * p.OW, ys, oh0 * p.OW);
     if (ep.fn && !epilogue_is_clamp(ep))  // a clamp was applied by compute_band
       for (int64_t k = 0; k < kLanes; ++k)
@@ -201,6 +214,191 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
 }
 
 #endif  // KILN_X86_KERNELS
+
+// ---- The expand 1x1 feeding the depthwise ---------------------------------------------------
+
+// Output rows are taken in chunks whose input rows (all C channels) take about this many bytes,
+// so that they stay in L2 while every group of 8 expanded channels is computed from them.
+constexpr int64_t kChunkBytes = 192 * 1024;
+constexpr int64_t kMaxExpandK = 512;
+constexpr int64_t kMinFusedPositions = 400;  // expand_depthwise3x3_pays
+
+// One group of 8 expanded channels' weights, channel-interleaved: the expand's C x 8, the
+// depthwise's 9 x 8, and both biases.
+struct GroupWeights {
+  alignas(32) float w1[kMaxExpandK * kLanes];
+  alignas(32) float w2[9 * kLanes];
+  float b1[kLanes], b2[kLanes];
+};
+
+struct ExpandDepthwiseArgs {
+  const ExpandDepthwiseParams* p;
+  Conv2dParams dw;  // the depthwise's geometry, for the band kernels
+  const float *x, *w1, *b1, *w2, *b2;
+  StoreActivation act1, act2;
+  float* y;
+  bool avx2;
+};
+
+float activate_plain(float v, const StoreActivation& act) {
+  if (act.kind == StoreActivation::kClamp) return clamp_to(v, act.lo, act.hi);
+  if (act.kind == StoreActivation::kRelu) return relu_of(v);
+  return v;
+}
+
+// Expanded input row of the band (8 channels interleaved, wp padded columns) from input row xr
+// (channel 0's; channels hw apart): padded column iw + 1 is the 1x1 at column iw, with bias
+// and activation; column 0 and those past W are zero (the depthwise's padding).
+void expand_row_plain(const float* xr, int64_t hw, int64_t K, int64_t W, int64_t wp, const GroupWeights& g,
+                      const StoreActivation& act, float* d) {
+  std::fill(d, d + wp * kLanes, 0.f);
+  const int64_t n = W < wp - 1 ? W : wp - 1;
+  for (int64_t iw = 0; iw < n; ++iw)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      float s = g.b1[k];
+      for (int64_t c = 0; c < K; ++c) s += g.w1[c * kLanes + k] * xr[c * hw + iw];
+      d[(iw + 1) * kLanes + k] = activate_plain(s, act);
+    }
+}
+
+// compute_band and store_band in plain loops.
+void compute_band_plain(const Conv2dParams& p, const float* in, int64_t rows, int64_t wp, const float* wt,
+                        const float* bv, const StoreActivation& act, float* out) {
+  const int64_t S = p.stride_h;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t ow = 0; ow < p.OW; ++ow)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        float s = bv[k];
+        for (int64_t kh = 0; kh < 3; ++kh)
+          for (int64_t kw = 0; kw < 3; ++kw)
+            s += wt[(kh * 3 + kw) * kLanes + k] * in[((r * S + kh) * wp + ow * S + kw) * kLanes + k];
+        out[(r * p.OW + ow) * kLanes + k] = activate_plain(s, act);
+      }
+}
+
+void store_band_plain(const float* out, int64_t n, float* const ys[kLanes], int64_t t0) {
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t k = 0; k < kLanes; ++k) ys[k][t0 + t] = out[t * kLanes + k];
+}
+
+#if KILN_X86_KERNELS
+
+// Pixels [q, q + P) of the run (channel 0's at xq, channels hw apart) into their padded
+// places: pixel q is at column `col` of the row at `d`.
+template <int P>
+KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, const GroupWeights& g,
+                                       const StoreActivation& act, int64_t W, int64_t row, float* d, int64_t col) {
+  __m256 acc[P];
+  const __m256 b = _mm256_loadu_ps(g.b1);
+#pragma GCC unroll 12
+  for (int j = 0; j < P; ++j) acc[j] = b;
+  for (int64_t c = 0; c < K; ++c) {
+    const __m256 w = _mm256_load_ps(g.w1 + c * kLanes);
+    const float* xc = xq + c * hw;
+#pragma GCC unroll 12
+    for (int j = 0; j < P; ++j) acc[j] = _mm256_fmadd_ps(_mm256_broadcast_ss(xc + j), w, acc[j]);
+  }
+#pragma GCC unroll 12
+  for (int j = 0; j < P; ++j) {
+    _mm256_store_ps(d + (col + 1) * kLanes, activate(acc[j], act));
+    if (++col == W) {
+      col = 0;
+      d += row;
+    }
+  }
+}
+
+// expand_row_plain for input rows [ih0, ih0 + rows) at once (their pixels are one run of each
+// plane), 12 pixels x 8 channels in registers: per input channel, one vector of the 8
+// channels' weights and 12 broadcast pixels.
+KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
+                                    int64_t wp, const GroupWeights& g, const StoreActivation& act, float* d) {
+  constexpr int kBlock = 8;
+  const __m256 zero = _mm256_setzero_ps();
+  const int64_t row = wp * kLanes;
+  for (int64_t r = 0; r < rows; ++r) {  // padding columns (W + 1 <= wp: see padded_width)
+    _mm256_store_ps(d + r * row, zero);
+    for (int64_t c = W + 1; c < wp; ++c) _mm256_store_ps(d + r * row + c * kLanes, zero);
+  }
+  const int64_t q0 = ih0 * W, q_end = q0 + rows * W;
+  int64_t q = q0;
+  for (; q + kBlock <= q_end; q += kBlock)
+    expand_block<kBlock>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+  if (q < q_end && q_end - q0 >= kBlock) {  // the last block again, ending at the run's end
+    q = q_end - kBlock;
+    expand_block<kBlock>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+    q = q_end;
+  }
+  for (; q < q_end; ++q) expand_block<1>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+}
+
+#endif  // KILN_X86_KERNELS
+
+// Expanded input rows [ih0, ih0 + rows) of image x into padded rows d on (wp columns each).
+void expand_rows(const ExpandDepthwiseArgs& a, const float* x, int64_t ih0, int64_t rows, int64_t wp,
+                 const GroupWeights& gw, float* d) {
+  const ExpandDepthwiseParams& p = *a.p;
+#if KILN_X86_KERNELS
+  if (a.avx2) {
+    expand_rows_avx2(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    expand_row_plain(x + (ih0 + r) * p.W, p.H * p.W, p.C, p.W, wp, gw, a.act1, d + r * wp * kLanes);
+}
+
+// Group g of 8 expanded channels over output rows [oh_begin, oh_end) of image n, band by band
+// in `buf` (kBandFloats); each band keeps the expanded rows it shares with the one before.
+template <int64_t S>
+void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g, int64_t oh_begin, int64_t oh_end,
+                           GroupWeights& gw, float* buf) {
+  const ExpandDepthwiseParams& p = *a.p;
+  const Conv2dParams& dp = a.dw;
+  const int64_t wp = padded_width(dp), band = band_rows(dp), row = wp * kLanes, hw = p.H * p.W;
+  float* in = buf;
+  float* out = buf + ((band - 1) * S + 3) * row;
+  float* ys[kLanes];
+  for (int64_t k = 0; k < kLanes; ++k) {
+    const int64_t m = g * kLanes + k;
+    for (int64_t c = 0; c < p.C; ++c) gw.w1[c * kLanes + k] = a.w1[m * p.C + c];
+    for (int64_t t = 0; t < 9; ++t) gw.w2[t * kLanes + k] = a.w2[m * 9 + t];
+    gw.b1[k] = a.b1 ? a.b1[m] : 0.f;
+    gw.b2[k] = a.b2 ? a.b2[m] : 0.f;
+    ys[k] = a.y + (n * p.M + m) * p.OH * p.OW;
+  }
+  const float* x = a.x + n * p.C * hw;
+  int64_t held_lo = 0, held_hi = 0;  // padded input rows in `in`, from its first row
+  for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
+    const int64_t rows = oh_end - oh0 < band ? oh_end - oh0 : band;
+    const int64_t lo = oh0 * S, hi = lo + (rows - 1) * S + 3;
+    int64_t keep = 0;
+    if (held_lo <= lo && lo < held_hi) {
+      keep = held_hi - lo;
+      std::memmove(in, in + (lo - held_lo) * row, static_cast<size_t>(keep * row) * sizeof(float));
+    }
+    // Padded row pr is input row pr - 1: rows outside the input are zero.
+    const int64_t ih0 = std::max<int64_t>(lo + keep - 1, 0), ih1 = std::min<int64_t>(hi - 1, p.H);
+    for (int64_t pr = lo + keep; pr < hi; ++pr)
+      if (pr - 1 < ih0 || pr - 1 >= ih1) std::fill(in + (pr - lo) * row, in + (pr - lo + 1) * row, 0.f);
+    if (ih0 < ih1) expand_rows(a, x, ih0, ih1 - ih0, wp, gw, in + (ih0 + 1 - lo) * row);
+    held_lo = lo;
+    held_hi = hi;
+#if KILN_X86_KERNELS
+    if (a.avx2) {
+      compute_band<S>(dp, in, rows, wp, gw.w2, gw.b2, a.act2, out);
+      store_band(out, rows * p.OW, ys, oh0 * p.OW);
+      continue;
+    }
+#endif
+    compute_band_plain(dp, in, rows, wp, gw.w2, gw.b2, a.act2, out);
+    store_band_plain(out, rows * p.OW, ys, oh0 * p.OW);
+  }
+}
+
+Conv2dParams depthwise_of(const ExpandDepthwiseParams& p) {
+  return Conv2dParams{p.N, p.M, p.H, p.W, p.M, 3, 3, p.OH, p.OW, p.stride, p.stride, 1, 1, 1, 1, p.M};
+}
 
 }  // namespace
 
@@ -221,6 +419,39 @@ void depthwise3x3_c8(const Conv2dParams& p, int64_t n, int64_t c0, const float* 
 #else
   (void)p, (void)n, (void)c0, (void)x, (void)w, (void)bias, (void)y, (void)epilogue;
 #endif
+}
+
+bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept {
+  return p.N > 0 && p.C >= 1 && p.C <= kMaxExpandK && p.M > 0 && p.M % kLanes == 0 && p.H > 0 && p.W > 0 &&
+         (p.stride == 1 || p.stride == 2) && p.OH == (p.H - 1) / p.stride + 1 &&
+         p.OW == (p.W - 1) / p.stride + 1 && band_rows(depthwise_of(p)) > 0;
+}
+
+bool expand_depthwise3x3_pays(const ExpandDepthwiseParams& p) noexcept { return p.H * p.W >= kMinFusedPositions; }
+
+void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
+                             const StoreActivation& act1, const float* w2, const float* b2,
+                             const StoreActivation& act2, float* y, ThreadPool* pool) noexcept {
+  const ExpandDepthwiseArgs args{&p, depthwise_of(p), x, w1, b1, w2, b2, act1, act2, y, cpu_has_avx2_fma()};
+  // Work units: group g of chunk k of image n, groups innermost, so that a thread's units
+  // share their chunk's input rows.
+  const int64_t groups = p.M / kLanes, per_row = p.C * p.W * p.stride * static_cast<int64_t>(sizeof(float));
+  int64_t chunk = std::clamp<int64_t>(kChunkBytes / per_row, 1, p.OH);
+  const int64_t chunks = (p.OH + chunk - 1) / chunk;
+  chunk = (p.OH + chunks - 1) / chunks;  // near-equal chunks
+  parallel_for(pool, p.N * chunks * groups, [a = &args, groups, chunks, chunk](int64_t u0, int64_t u1) {
+    const ExpandDepthwiseParams& q = *a->p;
+    alignas(32) float buf[kBandFloats];
+    GroupWeights gw;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / (chunks * groups), oh0 = u / groups % chunks * chunk;
+      const int64_t oh1 = oh0 + chunk < q.OH ? oh0 + chunk : q.OH;
+      if (q.stride == 1)
+        expand_depthwise_rows<1>(*a, n, u % groups, oh0, oh1, gw, buf);
+      else
+        expand_depthwise_rows<2>(*a, n, u % groups, oh0, oh1, gw, buf);
+    }
+  });
 }
 
 }  // namespace kiln::rt

@@ -1,7 +1,8 @@
 // kiln.FusedConv, kiln.FusedGemm and kiln.FusedMatMul (ir/ops/fused.cpp): the runtime's conv
 // and GEMM kernels with an epilogue that adds the residual Z and applies the activation to
 // each block of the output while the kernel runs. The activation's text comes from the
-// activation op's scalar expression in the IR registry.
+// activation op's scalar expression in the IR registry. kiln.FusedConvDepthwise through
+// kiln::rt::expand_depthwise3x3_f32, its activations applied in the kernel's registers.
 #include <sstream>
 
 #include <fmt/format.h>
@@ -93,6 +94,48 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
       rows, N, K, ctx.in(node, 0), K, gemm_b_operand(ctx, node.input(1), b_expr, false, K, N), ctx.out(node, 0), N));
 }
 
+// kiln.FusedConvDepthwise: the kernel's parameters, or the reason it does not apply.
+std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwiseParams& p) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  for (const char* prefix : {"expand_activation", "activation"})
+    if (!ir::store_activation(ir::fused_activation(node, prefix)))
+      return "compiled kiln.FusedConvDepthwise applies the activations none, Relu and Clip only";
+  const std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1)), y = dims_of(node.output(0));
+  if (x.size() != 4 || w.size() != 4 || w[2] != 1 || w[3] != 1)
+    return "compiled kiln.FusedConvDepthwise needs a 2-D input and a 1x1 expand";
+  const int64_t stride = ir::depthwise3x3_stride(node, {x[0], w[0], x[2], x[3]}, dims_of(node.input(3)));
+  p = kiln::rt::ExpandDepthwiseParams{x[0], x[1], x[2], x[3], w[0], stride, y[2], y[3]};
+  if (stride == 0 || !kiln::rt::expand_depthwise3x3_applicable(p))
+    return "compiled kiln.FusedConvDepthwise needs a depthwise 3x3 with pads 1 and stride 1 or 2, a multiple of 8 "
+           "expanded channels and at most 512 input channels";
+  return "";
+}
+
+std::string unsupported_conv_depthwise(const ir::Node& node) {
+  kiln::rt::ExpandDepthwiseParams p{};
+  return conv_depthwise_params(node, p);
+}
+
+std::string store_activation_expr(const ir::Node& node, const char* prefix) {
+  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node, prefix));
+  if (a.kind == kiln::rt::StoreActivation::kRelu) return "kiln::rt::StoreActivation{kiln::rt::StoreActivation::kRelu}";
+  if (a.kind == kiln::rt::StoreActivation::kNone) return "kiln::rt::StoreActivation{}";
+  return fmt::format("kiln::rt::StoreActivation{{kiln::rt::StoreActivation::kClamp, {}, {}}}",
+                     float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
+}
+
+void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
+  kiln::rt::ExpandDepthwiseParams p{};
+  conv_depthwise_params(node, p);
+  ctx.line(fmt::format("const kiln::rt::ExpandDepthwiseParams p{{{}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
+                       p.W, p.M, p.stride, p.OH, p.OW));
+  ctx.line(fmt::format("kiln::rt::expand_depthwise3x3_f32(p, {}, {}, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
+                       ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
+                       store_activation_expr(node, "expand_activation"), ctx.in(node, 3),
+                       node.has_input(4) ? ctx.in(node, 4) : "nullptr", store_activation_expr(node, "activation"),
+                       ctx.out(node, 0)));
+}
+
 // kiln.Elementwise: one loop; each step is a lambda holding its op's scalar expression.
 void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
   ir::DType t = node.output(0)->dtype();
@@ -133,6 +176,7 @@ void register_fused_emitters(EmitterRegistry& r) {
                                   .unsupported = unsupported_conv2d,
                                   .scratch_bytes = conv2d_scratch_bytes,
                                   .packs_input = conv2d_packs_weights});
+  r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise, .unsupported = unsupported_conv_depthwise});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul, .packs_input = gemm_packs_b});
 }

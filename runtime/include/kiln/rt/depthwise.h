@@ -1,4 +1,5 @@
-// Depthwise 3x3 convolution on 8 channels at once (conv2d_f32's depthwise path uses it).
+// Depthwise 3x3 convolution on 8 channels at once (conv2d_f32's depthwise path uses it), alone
+// or fed band by band from the 1x1 convolution before it (an inverted-residual block's expand).
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,15 @@
 #include "kiln/rt/conv.h"
 
 namespace kiln::rt {
+
+class ThreadPool;
+
+// An activation a kernel applies in registers as it stores a value: none, Relu (x > 0 ? x : 0,
+// a NaN becomes 0) or a clamp to [lo, hi] (Clip, ReLU6; lo <= hi, a NaN stays NaN).
+struct StoreActivation {
+  enum Kind { kNone, kRelu, kClamp } kind = kNone;
+  float lo = 0.f, hi = 0.f;
+};
 
 // Whether depthwise3x3_c8 handles p (depthwise, 3x3, stride 1 or 2 in both axes, dilation 1,
 // padding in [0, 2], a plane narrow enough for its band buffer) on this machine: it needs an
@@ -19,5 +29,34 @@ bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept;
 // width: MobileNet's 14 x 14 and 7 x 7 planes spent most of their time on edges and copies.
 void depthwise3x3_c8(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w,
                      const float* bias, float* y, const Epilogue& epilogue) noexcept;
+
+// An expand 1x1 convolution followed by a depthwise 3x3 (MobileNetV2's inverted-residual
+// block): x is N x C x H x W, the 1x1's result (N x M x H x W, never stored whole) is the
+// depthwise's input, padded by 1 on every side, at stride 1 or 2; y is N x M x OH x OW.
+struct ExpandDepthwiseParams {
+  int64_t N, C, H, W, M, stride, OH, OW;
+};
+
+// Whether expand_depthwise3x3_f32 handles p (a property of the shape only): M a multiple of 8,
+// C at most 512, stride 1 or 2, OH = (H - 1) / stride + 1 and OW likewise, and an expanded row
+// short enough for its band buffer.
+bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept;
+
+// Whether fusing pays, measured against the two convolutions apart (one thread, Zen 4): on
+// planes of at least 400 positions (MobileNetV2's 112 x 112 to 28 x 28, where the expanded
+// tensor goes to memory and back); on 14 x 14 it was level, on 7 x 7 8% slower (the expanded
+// tensor stays in L2 anyway, and the GEMM's tiles beat the kernel's 8 x 8 at K = 160).
+bool expand_depthwise3x3_pays(const ExpandDepthwiseParams& p) noexcept;
+
+// y = act2(dw(act1(conv1x1(x, w1) + b1), w2) + b2), w1 M x C, w2 M x 1 x 3 x 3, b1 and b2 M
+// floats or nullptr. Per group of 8 expanded channels and band of output rows, the expanded
+// input rows of the band are computed into a small channel-interleaved buffer (zero rows and
+// columns where the depthwise pads) and the depthwise runs on it, so that the expanded tensor
+// never leaves L1/L2; consecutive bands keep the rows they share. Groups and bands of rows
+// are split across the pool. With AVX2 and FMA (checked at run time), vector kernels;
+// elsewhere the same bands in plain loops.
+void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
+                             const StoreActivation& act1, const float* w2, const float* b2,
+                             const StoreActivation& act2, float* y, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt

@@ -4,6 +4,7 @@
 #include "kiln/rt/attention.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_transpose.h"
+#include "kiln/rt/depthwise.h"
 #include "kiln/rt/detection.h"
 #include "kiln/rt/dft.h"
 #include "kiln/rt/dtype.h"

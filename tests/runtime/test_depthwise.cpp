@@ -1,0 +1,114 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kiln/rt/depthwise.h"
+#include "kiln/rt/thread_pool.h"
+#include "test_util.h"
+
+using namespace kiln::rt;
+using kiln_test::max_rel_diff;
+using kiln_test::random_floats;
+
+namespace {
+
+float activate_ref(double v, const StoreActivation& a) {
+  if (a.kind == StoreActivation::kRelu) return v > 0 ? float(v) : 0.f;
+  if (a.kind == StoreActivation::kClamp) return float(v < a.lo ? a.lo : (v > a.hi ? a.hi : v));
+  return float(v);
+}
+
+// The expand 1x1 into a whole tensor, then the depthwise 3x3 (pads 1) on it: plain loops.
+std::vector<float> expand_depthwise_ref(const ExpandDepthwiseParams& p, const std::vector<float>& x,
+                                        const std::vector<float>& w1, const float* b1, const StoreActivation& a1,
+                                        const std::vector<float>& w2, const float* b2, const StoreActivation& a2) {
+  const int64_t hw = p.H * p.W;
+  std::vector<float> e(size_t(p.N * p.M * hw)), y(size_t(p.N * p.M * p.OH * p.OW));
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t i = 0; i < hw; ++i) {
+        double s = b1 ? b1[m] : 0.0;
+        for (int64_t c = 0; c < p.C; ++c) s += double(w1[m * p.C + c]) * x[(n * p.C + c) * hw + i];
+        e[(n * p.M + m) * hw + i] = activate_ref(s, a1);
+      }
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          double s = b2 ? b2[m] : 0.0;
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw) {
+              const int64_t ih = oh * p.stride - 1 + kh, iw = ow * p.stride - 1 + kw;
+              if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
+                s += double(w2[m * 9 + kh * 3 + kw]) * e[(n * p.M + m) * hw + ih * p.W + iw];
+            }
+          y[((n * p.M + m) * p.OH + oh) * p.OW + ow] = activate_ref(s, a2);
+        }
+  return y;
+}
+
+ExpandDepthwiseParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t stride) {
+  return ExpandDepthwiseParams{N, C, H, W, M, stride, (H - 1) / stride + 1, (W - 1) / stride + 1};
+}
+
+}  // namespace
+
+TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolutions") {
+  // Odd and tiny planes, strides 1 and 2 (zero rows at both edges), several chunks of rows and
+  // several bands a chunk (the rows bands share kept), batches, 1 and 2 threads, every
+  // activation, biases absent.
+  const ExpandDepthwiseParams cases[] = {
+      make(1, 16, 28, 28, 96, 2),   // MobileNetV2's shape, smaller
+      make(1, 24, 14, 14, 144, 1),  //
+      make(2, 5, 9, 11, 16, 1),     // odd sizes, batch 2
+      make(1, 5, 9, 11, 16, 2),     // stride 2, odd
+      make(1, 3, 10, 12, 8, 2),     // stride 2, even
+      make(1, 7, 1, 1, 8, 1),       // one pixel
+      make(1, 7, 2, 3, 8, 2),       // tiny, stride 2
+      make(1, 9, 7, 7, 24, 1),      // 7 x 7: fewer than 12 pixels a row
+      make(1, 300, 40, 170, 8, 1),  // a chunk per output row, several bands a plane
+      make(1, 40, 61, 200, 16, 2),  // several chunks and bands, stride 2
+  };
+  const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
+                                  StoreActivation{StoreActivation::kRelu}, StoreActivation{},
+                                  StoreActivation{StoreActivation::kClamp, -0.3f, 0.4f}};
+  ThreadPool pool(2);
+  uint32_t seed = 900;
+  int k = 0;
+  for (const auto& p : cases) {
+    REQUIRE(expand_depthwise3x3_applicable(p));
+    const std::vector<float> x = random_floats(size_t(p.N * p.C * p.H * p.W), seed);
+    const std::vector<float> w1 = random_floats(size_t(p.M * p.C), seed + 1, -0.5f, 0.5f);
+    const std::vector<float> b1 = random_floats(size_t(p.M), seed + 2);
+    const std::vector<float> w2 = random_floats(size_t(p.M * 9), seed + 3);
+    const std::vector<float> b2 = random_floats(size_t(p.M), seed + 4);
+    const StoreActivation& a1 = acts[k % 4];
+    const StoreActivation& a2 = acts[(k + 1) % 4];
+    const float* b1p = k % 3 == 2 ? nullptr : b1.data();
+    const float* b2p = k % 5 == 4 ? nullptr : b2.data();
+    const std::vector<float> r = expand_depthwise_ref(p, x, w1, b1p, a1, w2, b2p, a2);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(r.size(), -7.f);
+      expand_depthwise3x3_f32(p, x.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
+      INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
+                << " threads=" << (tp ? 2 : 1));
+      CHECK(max_rel_diff(y, r) < 1e-4);
+    }
+    seed += 7;
+    ++k;
+  }
+}
+
+TEST_CASE("expand 1x1 + depthwise 3x3 applies only where its kernel does, and is chosen where it pays") {
+  CHECK_FALSE(expand_depthwise3x3_applicable(make(1, 16, 8, 8, 12, 1)));   // M not a multiple of 8
+  CHECK_FALSE(expand_depthwise3x3_applicable(make(1, 16, 8, 8, 16, 3)));   // stride 3
+  CHECK_FALSE(expand_depthwise3x3_applicable(make(1, 600, 8, 8, 16, 1)));  // C over 512
+  ExpandDepthwiseParams p = make(1, 16, 8, 8, 16, 2);
+  p.OH = 3;  // not the output of pads 1
+  CHECK_FALSE(expand_depthwise3x3_applicable(p));
+  CHECK(expand_depthwise3x3_pays(make(1, 16, 112, 112, 96, 2)));
+  CHECK(expand_depthwise3x3_pays(make(1, 32, 28, 28, 192, 1)));
+  CHECK_FALSE(expand_depthwise3x3_pays(make(1, 64, 14, 14, 384, 1)));
+}
