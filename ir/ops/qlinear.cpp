@@ -1,11 +1,13 @@
 // Integer matrix products and convolutions of quantized models: MatMulInteger and ConvInteger
 // (int32 results), QLinearMatMul and QLinearConv (8-bit results, requantized). The loops are
-// runtime/include/kiln/rt/qlinear.h, shared with generated code.
+// runtime/include/kiln/rt/qlinear.h, shared with generated code; 2-D and 1-D convolutions run
+// the compiled code's int8 kernel (kiln/rt/qconv.h) instead.
 #include "ir/ops/qlinear.h"
 
 #include "ir/ops/conv.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "kiln/rt/qconv.h"
 #include "kiln/rt/qlinear.h"
 
 namespace kiln::ir {
@@ -76,6 +78,23 @@ kiln::rt::Conv2dParams integer_conv_params(const Node& node, size_t xi, size_t w
   if (!xs.is_static() || !ws.is_static())
     fail("{}: shapes {} and {} must be known", node.describe(), xs.str(), ws.str());
   return conv2d_params(xs.values(), ws.values(), node.i("group"), integer_conv_geometry(node, xi, wi).second);
+}
+
+std::vector<float> qlinear_multipliers(const Tensor& x_scale, const Tensor& w_scale, const Tensor& y_scale,
+                                       int64_t count) {
+  const float* ws = w_scale.data<float>();
+  const bool per_channel = w_scale.numel() > 1;
+  std::vector<float> m(static_cast<size_t>(count));
+  for (int64_t j = 0; j < count; ++j)
+    m[j] = static_cast<float>(kiln::rt::qlinear_multiplier<float>(x_scale.data<float>()[0], ws[per_channel ? j : 0],
+                                                                  y_scale.data<float>()[0]));
+  return m;
+}
+
+std::vector<int32_t> int32_values(const Tensor& t) {
+  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<int32_t>(t.as_int64(static_cast<int64_t>(k)));
+  return v;
 }
 
 namespace {
@@ -206,16 +225,32 @@ void infer_conv_integer(Node& n) {
   n.output(0)->set_type(DType::I32, integer_conv_geometry(n, 0, 1).first);
 }
 
+// ConvInteger and QLinearConv (f32 scales) on the compiled code's kernel, qconv2d (its weights
+// packed per call): calibration and the accuracy guard (--max-error) interpret whole int8
+// models, which the plain loops of qlinear.h took seconds per ResNet-50 layer for.
+// `w` is the weights' input, `w_zero_point` theirs; `out` carries the requantization.
+void eval_qconv2d(const rt::Conv2dParams& p, std::span<const Tensor* const> in, size_t w, size_t w_zero_point,
+                  rt::QGemmOutput out) {
+  std::vector<unsigned char> packed(rt::qconv2d_packed_weight_bytes(p));
+  if (in[w]->dtype() == DType::I8)
+    rt::qconv2d_pack_weights(p, in[w]->data<int8_t>(), packed.data());
+  else
+    rt::qconv2d_pack_weights(p, in[w]->data<uint8_t>(), packed.data());
+  const Tensor* wz = optional_input(in, w_zero_point);
+  const std::vector<int32_t> wz_values = wz ? int32_values(*wz) : std::vector<int32_t>();
+  std::vector<unsigned char> scratch(rt::qconv2d_scratch_bytes(p));
+  const rt::QGemmA x{in[0]->raw(), 0, in[0]->dtype() == DType::I8, zero_point(in, 2)};
+  rt::qconv2d(p, x, packed.data(), wz_values.empty() ? nullptr : wz_values.data(),
+              static_cast<int64_t>(wz_values.size()), out, scratch.empty() ? nullptr : scratch.data(), nullptr);
+}
+
 void eval_conv_integer(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const rt::Conv2dParams p = integer_conv_params(n, 0, 1);
   out[0] = Tensor(DType::I32, n.output(0)->shape().values());
-  visit_8bit(in[0]->dtype(), [&]<class X>() {
-    visit_8bit(in[1]->dtype(), [&]<class W>() {
-      const Tensor* wz = optional_input(in, 3);
-      rt::conv2d_integer<X, W>(p, in[0]->data<X>(), in[1]->data<W>(), out[0].mutable_data<int32_t>(),
-                               zero_point(in, 2), wz ? wz->data<W>() : nullptr, count_of(in, 3), nullptr);
-    });
-  });
+  rt::QGemmOutput result;
+  result.type = KILN_I32;
+  result.y = out[0].mutable_raw();
+  eval_qconv2d(p, in, 1, 3, result);
 }
 
 // QLinearConv inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
@@ -239,6 +274,22 @@ void infer_qlinear_conv(Node& n) {
 void eval_qlinear_conv(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const rt::Conv2dParams p = integer_conv_params(n, 0, 3);
   out[0] = Tensor(n.output(0)->dtype(), n.output(0)->shape().values());
+  if (in[1]->dtype() == DType::F32) {
+    const std::vector<float> scale = qlinear_multipliers(*in[1], *in[4], *in[6], p.M);
+    const Tensor* bias = optional_input(in, 8);
+    rt::QGemmOutput result;
+    result.type = out[0].dtype() == DType::I8 ? KILN_I8 : KILN_U8;
+    result.y = out[0].mutable_raw();
+    result.scale = scale.data();
+    result.scale_count = p.M;
+    if (bias) {
+      result.bias = bias->data<int32_t>();
+      result.bias_count = bias->numel();
+    }
+    result.y_zero_point = zero_point(in, 7);
+    return eval_qconv2d(p, in, 3, 5, result);
+  }
+  // Other scale types (f16, bf16, f64): the plain loops.
   Tensor acc(DType::I32, out[0].dims());
   const Tensor* wz = optional_input(in, 5);
   const Tensor* bias = optional_input(in, 8);

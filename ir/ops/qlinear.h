@@ -24,4 +24,13 @@ IntegerMatmulPlan integer_matmul_plan(const Node& node, size_t a, size_t b);
 // being inputs `x` and `w`. Needs static shapes; 3-D and larger convolutions fail.
 kiln::rt::Conv2dParams integer_conv_params(const Node& node, size_t x, size_t w);
 
+// QLinearConv's and QLinearMatMul's requantization multipliers x_scale * w_scale[j] / y_scale
+// (f32 scales) for `count` output channels (w_scale holds 1 or `count` values), rounded as the
+// reference rounds them: the interpreter and the compiled code use the same values.
+std::vector<float> qlinear_multipliers(const Tensor& x_scale, const Tensor& w_scale, const Tensor& y_scale,
+                                       int64_t count);
+
+// An integer tensor's values as int32 (weight zero points, for the int8 kernels).
+std::vector<int32_t> int32_values(const Tensor& t);
+
 }  // namespace kiln::ir

@@ -131,9 +131,7 @@ int32_t constant_zero_point(const ir::Node& n, size_t i) {
 // The weight zero points (1 or M values, or none) as an embedded int32 array: pointer and count.
 std::pair<std::string, int64_t> constant_zero_points(EmitContext& ctx, const ir::Node& n, size_t i) {
   if (!n.has_input(i)) return {"nullptr", 0};
-  const ir::Tensor& t = n.input(i)->constant();
-  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
-  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<int32_t>(t.as_int64(static_cast<int64_t>(k)));
+  const std::vector<int32_t> v = ir::int32_values(n.input(i)->constant());
   return {fmt::format("reinterpret_cast<const int32_t*>({})", ctx.add_weight_bytes(v.data(), v.size() * 4)),
           static_cast<int64_t>(v.size())};
 }
@@ -182,14 +180,7 @@ bool fast_matmul(const ir::Node& n, size_t b) {
 
 // QLinear*'s multipliers x_scale * w_scale[m] / y_scale, rounded as the reference rounds them.
 std::vector<float> multipliers(const ir::Node& n, int64_t count) {
-  const float* xs = n.input(1)->constant().data<float>();
-  const float* ws = n.input(4)->constant().data<float>();
-  const float* ys = n.input(6)->constant().data<float>();
-  const int64_t wn = n.input(4)->constant().numel();
-  std::vector<float> m(static_cast<size_t>(count));
-  for (int64_t j = 0; j < count; ++j)
-    m[j] = static_cast<float>(kiln::rt::qlinear_multiplier<float>(xs[0], ws[wn > 1 ? j : 0], ys[0]));
-  return m;
+  return ir::qlinear_multipliers(n.input(1)->constant(), n.input(4)->constant(), n.input(6)->constant(), count);
 }
 
 // The lines that declare `qout` (qgemm's epilogue) for the node's output.
