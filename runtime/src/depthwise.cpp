@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/rt/thread_pool.h"
 
@@ -20,11 +21,11 @@ constexpr int64_t kLanes = 8;
 // Padded width: the input columns the output's windows cover.
 int64_t padded_width(const Conv2dParams& p) { return (p.OW - 1) * p.stride_w + 3; }
 
-// Output rows per band: the most whose input rows ((rows - 1) * S + 3 of them) and output
-// fit in kBandFloats, at most OH; 0 if not even one row fits.
-int64_t band_rows(const Conv2dParams& p) {
+// Output rows per band: the most whose input rows ((rows - 1) * S + 3 of them, in each of
+// `inputs` buffers) and output fit in kBandFloats, at most OH; 0 if not even one row fits.
+int64_t band_rows(const Conv2dParams& p, int64_t inputs = 1) {
   const int64_t s = p.stride_h, row = padded_width(p) * kLanes;
-  const int64_t fixed = (3 - s) * row, per_row = s * row + p.OW * kLanes;
+  const int64_t fixed = inputs * (3 - s) * row, per_row = inputs * s * row + p.OW * kLanes;
   if (fixed + per_row > kBandFloats) return 0;
   const int64_t r = (kBandFloats - fixed) / per_row;
   return r < p.OH ? r : p.OH;
@@ -223,12 +224,14 @@ constexpr int64_t kChunkBytes = 192 * 1024;
 constexpr int64_t kMaxExpandK = 512;
 constexpr int64_t kMinFusedPositions = 400;  // expand_depthwise3x3_pays
 
-// One group of 8 expanded channels' weights, channel-interleaved: the expand's C x 8, the
-// depthwise's 9 x 8, and both biases.
+// Up to kMaxGroups groups of 8 expanded channels computed together (the expand's inputs
+// are then read once for both): their weights, channel-interleaved: the expand's C x (G * 8),
+// the depthwise's 9 x 8 and both biases per group.
+constexpr int kMaxGroups = 2;
 struct GroupWeights {
-  alignas(32) float w1[kMaxExpandK * kLanes];
-  alignas(32) float w2[9 * kLanes];
-  float b1[kLanes], b2[kLanes];
+  alignas(32) float w1[kMaxExpandK * kMaxGroups * kLanes];
+  alignas(32) float w2[kMaxGroups][9 * kLanes];
+  float b1[kMaxGroups * kLanes], b2[kMaxGroups][kLanes];
 };
 
 struct ExpandDepthwiseArgs {
@@ -246,19 +249,21 @@ float activate_plain(float v, const StoreActivation& act) {
   return v;
 }
 
-// Expanded input row of the band (8 channels interleaved, wp padded columns) from input row xr
-// (channel 0's; channels hw apart): padded column iw + 1 is the 1x1 at column iw, with bias
-// and activation; column 0 and those past W are zero (the depthwise's padding).
+// Expanded input row of the band for G groups (8 channels interleaved, wp padded columns, the
+// group's row at d[gi]) from input row xr (channel 0's; channels hw apart): padded column
+// iw + 1 is the 1x1 at column iw, with bias and activation; column 0 and those past W are zero
+// (the depthwise's padding).
 void expand_row_plain(const float* xr, int64_t hw, int64_t K, int64_t W, int64_t wp, const GroupWeights& g,
-                      const StoreActivation& act, float* d) {
-  std::fill(d, d + wp * kLanes, 0.f);
-  const int64_t n = W < wp - 1 ? W : wp - 1;
-  for (int64_t iw = 0; iw < n; ++iw)
-    for (int64_t k = 0; k < kLanes; ++k) {
-      float s = g.b1[k];
-      for (int64_t c = 0; c < K; ++c) s += g.w1[c * kLanes + k] * xr[c * hw + iw];
-      d[(iw + 1) * kLanes + k] = activate_plain(s, act);
-    }
+                      int G, const StoreActivation& act, float* const d[]) {
+  for (int gi = 0; gi < G; ++gi) {
+    std::fill(d[gi], d[gi] + wp * kLanes, 0.f);
+    for (int64_t iw = 0; iw < W; ++iw)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        float s = g.b1[gi * kLanes + k];
+        for (int64_t c = 0; c < K; ++c) s += g.w1[(c * G + gi) * kLanes + k] * xr[c * hw + iw];
+        d[gi][(iw + 1) * kLanes + k] = activate_plain(s, act);
+      }
+  }
 }
 
 // compute_band and store_band in plain loops.
@@ -283,93 +288,125 @@ void store_band_plain(const float* out, int64_t n, float* const ys[kLanes], int6
 
 #if KILN_X86_KERNELS
 
-// Pixels [q, q + P) of the run (channel 0's at xq, channels hw apart) into their padded
-// places: pixel q is at column `col` of the row at `d`. `act` by value: as a reference it was
-// loaded again after every store (4% of the 16 -> 96 expand at 112 x 112).
-template <int P>
+// Pixels [q, q + P) of the run (channel 0's at xq, channels hw apart) of G groups into their
+// padded places: pixel q is at column `col` of the rows at d[gi]. `act` by value: as a
+// reference it was loaded again after every store (4% of the 16 -> 96 expand at 112 x 112).
+template <int G, int P>
 KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, const GroupWeights& g,
-                                       const StoreActivation act, int64_t W, int64_t row, float* d, int64_t col) {
-  __m256 acc[P];
-  const __m256 b = _mm256_loadu_ps(g.b1);
-#pragma GCC unroll 12
-  for (int j = 0; j < P; ++j) acc[j] = b;
-  for (int64_t c = 0; c < K; ++c) {
-    const __m256 w = _mm256_load_ps(g.w1 + c * kLanes);
-    const float* xc = xq + c * hw;
-#pragma GCC unroll 12
-    for (int j = 0; j < P; ++j) acc[j] = _mm256_fmadd_ps(_mm256_broadcast_ss(xc + j), w, acc[j]);
+                                       const StoreActivation act, int64_t W, int64_t row, float* const d0[],
+                                       int64_t col) {
+  __m256 acc[G][P];
+  float* d[G];
+#pragma GCC unroll 2
+  for (int gi = 0; gi < G; ++gi) {
+    d[gi] = d0[gi];
+    const __m256 b = _mm256_loadu_ps(g.b1 + gi * kLanes);
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) acc[gi][j] = b;
   }
-#pragma GCC unroll 12
+  for (int64_t c = 0; c < K; ++c) {
+    __m256 w[G];
+#pragma GCC unroll 2
+    for (int gi = 0; gi < G; ++gi) w[gi] = _mm256_load_ps(g.w1 + (c * G + gi) * kLanes);
+    const float* xc = xq + c * hw;
+#pragma GCC unroll 8
+    for (int j = 0; j < P; ++j) {
+      const __m256 xv = _mm256_broadcast_ss(xc + j);
+#pragma GCC unroll 2
+      for (int gi = 0; gi < G; ++gi) acc[gi][j] = _mm256_fmadd_ps(xv, w[gi], acc[gi][j]);
+    }
+  }
+#pragma GCC unroll 8
   for (int j = 0; j < P; ++j) {
-    _mm256_store_ps(d + (col + 1) * kLanes, activate(acc[j], act));
+#pragma GCC unroll 2
+    for (int gi = 0; gi < G; ++gi) _mm256_store_ps(d[gi] + (col + 1) * kLanes, activate(acc[gi][j], act));
     if (++col == W) {
       col = 0;
-      d += row;
+#pragma GCC unroll 2
+      for (int gi = 0; gi < G; ++gi) d[gi] += row;
     }
   }
 }
 
 // expand_row_plain for input rows [ih0, ih0 + rows) at once (their pixels are one run of each
-// plane), 8 pixels x 8 channels in registers: per input channel, one vector of the 8 channels'
-// weights and 8 broadcast pixels (12 or 16 pixels measured slower: 603 and 1663 against 564 us
-// for 16 -> 96 at 112 x 112, 16 spilling).
+// plane), P pixels x G groups of 8 channels in registers: per input channel, G vectors of
+// weights and P broadcast pixels. One group: 8 pixels (12 or 16 measured slower: 603 and 1663
+// against 564 us for 16 -> 96 at 112 x 112, 16 spilling); two groups: 6 pixels, 12 products
+// for 8 loads instead of 8 for 9.
+template <int G>
 KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
-                                    int64_t wp, const GroupWeights& g, const StoreActivation& act, float* d) {
-  constexpr int kBlock = 8;
+                                    int64_t wp, const GroupWeights& g, const StoreActivation& act,
+                                    float* const d[]) {
+  constexpr int kBlock = G == 1 ? 8 : 6;
   const __m256 zero = _mm256_setzero_ps();
   const int64_t row = wp * kLanes;
-  for (int64_t r = 0; r < rows; ++r) {  // padding columns (W + 1 <= wp: see padded_width)
-    _mm256_store_ps(d + r * row, zero);
-    for (int64_t c = W + 1; c < wp; ++c) _mm256_store_ps(d + r * row + c * kLanes, zero);
-  }
+  for (int gi = 0; gi < G; ++gi)
+    for (int64_t r = 0; r < rows; ++r) {  // padding columns (W + 1 <= wp: see padded_width)
+      _mm256_store_ps(d[gi] + r * row, zero);
+      for (int64_t c = W + 1; c < wp; ++c) _mm256_store_ps(d[gi] + r * row + c * kLanes, zero);
+    }
   const int64_t q0 = ih0 * W, q_end = q0 + rows * W;
+  auto block = [&](auto pixels, int64_t q) KILN_AVX2_FMA {
+    float* dq[G];
+    for (int gi = 0; gi < G; ++gi) dq[gi] = d[gi] + (q - q0) / W * row;
+    expand_block<G, decltype(pixels)::value>(x + q, hw, K, g, act, W, row, dq, (q - q0) % W);
+  };
   int64_t q = q0;
-  for (; q + kBlock <= q_end; q += kBlock)
-    expand_block<kBlock>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+  for (; q + kBlock <= q_end; q += kBlock) block(std::integral_constant<int, kBlock>{}, q);
   if (q < q_end && q_end - q0 >= kBlock) {  // the last block again, ending at the run's end
-    q = q_end - kBlock;
-    expand_block<kBlock>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+    block(std::integral_constant<int, kBlock>{}, q_end - kBlock);
     q = q_end;
   }
-  for (; q < q_end; ++q) expand_block<1>(x + q, hw, K, g, act, W, row, d + (q - q0) / W * row, (q - q0) % W);
+  for (; q < q_end; ++q) block(std::integral_constant<int, 1>{}, q);
 }
 
 #endif  // KILN_X86_KERNELS
 
-// Expanded input rows [ih0, ih0 + rows) of image x into padded rows d on (wp columns each).
+// Expanded input rows [ih0, ih0 + rows) of image x, G groups, into padded rows d[gi] on (wp
+// columns each).
 void expand_rows(const ExpandDepthwiseArgs& a, const float* x, int64_t ih0, int64_t rows, int64_t wp,
-                 const GroupWeights& gw, float* d) {
+                 const GroupWeights& gw, int G, float* const d[]) {
   const ExpandDepthwiseParams& p = *a.p;
 #if KILN_X86_KERNELS
+  if (a.avx2 && G == 2) {
+    expand_rows_avx2<2>(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+    return;
+  }
   if (a.avx2) {
-    expand_rows_avx2(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+    expand_rows_avx2<1>(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
     return;
   }
 #endif
-  for (int64_t r = 0; r < rows; ++r)
-    expand_row_plain(x + (ih0 + r) * p.W, p.H * p.W, p.C, p.W, wp, gw, a.act1, d + r * wp * kLanes);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* dr[kMaxGroups];
+    for (int gi = 0; gi < G; ++gi) dr[gi] = d[gi] + r * wp * kLanes;
+    expand_row_plain(x + (ih0 + r) * p.W, p.H * p.W, p.C, p.W, wp, gw, G, a.act1, dr);
+  }
 }
 
-// Group g of 8 expanded channels over output rows [oh_begin, oh_end) of image n, band by band
-// in `buf` (kBandFloats); each band keeps the expanded rows it shares with the one before.
+// Groups [g0, g0 + G) of 8 expanded channels over output rows [oh_begin, oh_end) of image n,
+// band by band in `buf` (kBandFloats: G input bands, one output band); each band keeps the
+// expanded rows it shares with the one before.
 template <int64_t S>
-void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g, int64_t oh_begin, int64_t oh_end,
-                           GroupWeights& gw, float* buf) {
+void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, int G, int64_t oh_begin,
+                           int64_t oh_end, GroupWeights& gw, float* buf) {
   const ExpandDepthwiseParams& p = *a.p;
   const Conv2dParams& dp = a.dw;
-  const int64_t wp = padded_width(dp), band = band_rows(dp), row = wp * kLanes, hw = p.H * p.W;
-  float* in = buf;
-  float* out = buf + ((band - 1) * S + 3) * row;
-  float* ys[kLanes];
-  for (int64_t k = 0; k < kLanes; ++k) {
-    const int64_t m = g * kLanes + k;
-    for (int64_t c = 0; c < p.C; ++c) gw.w1[c * kLanes + k] = a.w1[m * p.C + c];
-    for (int64_t t = 0; t < 9; ++t) gw.w2[t * kLanes + k] = a.w2[m * 9 + t];
-    gw.b1[k] = a.b1 ? a.b1[m] : 0.f;
-    gw.b2[k] = a.b2 ? a.b2[m] : 0.f;
-    ys[k] = a.y + (n * p.M + m) * p.OH * p.OW;
-  }
-  const float* x = a.x + n * p.C * hw;
+  const int64_t wp = padded_width(dp), band = band_rows(dp, G), row = wp * kLanes;
+  float* in[kMaxGroups];
+  for (int gi = 0; gi < G; ++gi) in[gi] = buf + gi * ((band - 1) * S + 3) * row;
+  float* out = buf + G * ((band - 1) * S + 3) * row;
+  float* ys[kMaxGroups][kLanes];
+  for (int gi = 0; gi < G; ++gi)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const int64_t m = (g0 + gi) * kLanes + k;
+      for (int64_t c = 0; c < p.C; ++c) gw.w1[(c * G + gi) * kLanes + k] = a.w1[m * p.C + c];
+      for (int64_t t = 0; t < 9; ++t) gw.w2[gi][t * kLanes + k] = a.w2[m * 9 + t];
+      gw.b1[gi * kLanes + k] = a.b1 ? a.b1[m] : 0.f;
+      gw.b2[gi][k] = a.b2 ? a.b2[m] : 0.f;
+      ys[gi][k] = a.y + (n * p.M + m) * p.OH * p.OW;
+    }
+  const float* x = a.x + n * p.C * p.H * p.W;
   int64_t held_lo = 0, held_hi = 0;  // padded input rows in `in`, from its first row
   for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
     const int64_t rows = oh_end - oh0 < band ? oh_end - oh0 : band;
@@ -377,24 +414,32 @@ void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g, i
     int64_t keep = 0;
     if (held_lo <= lo && lo < held_hi) {
       keep = held_hi - lo;
-      std::memmove(in, in + (lo - held_lo) * row, static_cast<size_t>(keep * row) * sizeof(float));
+      for (int gi = 0; gi < G; ++gi)
+        std::memmove(in[gi], in[gi] + (lo - held_lo) * row, static_cast<size_t>(keep * row) * sizeof(float));
     }
     // Padded row pr is input row pr - 1: rows outside the input are zero.
     const int64_t ih0 = std::max<int64_t>(lo + keep - 1, 0), ih1 = std::min<int64_t>(hi - 1, p.H);
     for (int64_t pr = lo + keep; pr < hi; ++pr)
-      if (pr - 1 < ih0 || pr - 1 >= ih1) std::fill(in + (pr - lo) * row, in + (pr - lo + 1) * row, 0.f);
-    if (ih0 < ih1) expand_rows(a, x, ih0, ih1 - ih0, wp, gw, in + (ih0 + 1 - lo) * row);
+      if (pr - 1 < ih0 || pr - 1 >= ih1)
+        for (int gi = 0; gi < G; ++gi) std::fill(in[gi] + (pr - lo) * row, in[gi] + (pr - lo + 1) * row, 0.f);
+    if (ih0 < ih1) {
+      float* d[kMaxGroups];
+      for (int gi = 0; gi < G; ++gi) d[gi] = in[gi] + (ih0 + 1 - lo) * row;
+      expand_rows(a, x, ih0, ih1 - ih0, wp, gw, G, d);
+    }
     held_lo = lo;
     held_hi = hi;
+    for (int gi = 0; gi < G; ++gi) {
 #if KILN_X86_KERNELS
-    if (a.avx2) {
-      compute_band<S>(dp, in, rows, wp, gw.w2, gw.b2, a.act2, out);
-      store_band(out, rows * p.OW, ys, oh0 * p.OW);
-      continue;
-    }
+      if (a.avx2) {
+        compute_band<S>(dp, in[gi], rows, wp, gw.w2[gi], gw.b2[gi], a.act2, out);
+        store_band(out, rows * p.OW, ys[gi], oh0 * p.OW);
+        continue;
+      }
 #endif
-    compute_band_plain(dp, in, rows, wp, gw.w2, gw.b2, a.act2, out);
-    store_band_plain(out, rows * p.OW, ys, oh0 * p.OW);
+      compute_band_plain(dp, in[gi], rows, wp, gw.w2[gi], gw.b2[gi], a.act2, out);
+      store_band_plain(out, rows * p.OW, ys[gi], oh0 * p.OW);
+    }
   }
 }
 
@@ -435,23 +480,28 @@ void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, con
                              const StoreActivation& act1, const float* w2, const float* b2,
                              const StoreActivation& act2, float* y, ThreadPool* pool) noexcept {
   const ExpandDepthwiseArgs args{&p, depthwise_of(p), x, w1, b1, w2, b2, act1, act2, y, cpu_has_avx2_fma()};
-  // Work units: group g of chunk k of image n, groups innermost, so that a thread's units
-  // share their chunk's input rows.
+  // Work units: a pair of groups (one where the band has no room for two, or the last of an
+  // odd number) of chunk k of image n, groups innermost, so that a thread's units share their
+  // chunk's input rows.
   const int64_t groups = p.M / kLanes, per_row = p.C * p.W * p.stride * static_cast<int64_t>(sizeof(float));
+  const int64_t per_unit = band_rows(args.dw, kMaxGroups) > 0 ? kMaxGroups : 1;
+  const int64_t units = (groups + per_unit - 1) / per_unit;
   int64_t chunk = std::clamp<int64_t>(kChunkBytes / per_row, 1, p.OH);
   const int64_t chunks = (p.OH + chunk - 1) / chunk;
   chunk = (p.OH + chunks - 1) / chunks;  // near-equal chunks
-  parallel_for(pool, p.N * chunks * groups, [a = &args, groups, chunks, chunk](int64_t u0, int64_t u1) {
+  parallel_for(pool, p.N * chunks * units, [a = &args, groups, per_unit, units, chunks, chunk](int64_t u0, int64_t u1) {
     const ExpandDepthwiseParams& q = *a->p;
     alignas(32) float buf[kBandFloats];
     GroupWeights gw;
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / (chunks * groups), oh0 = u / groups % chunks * chunk;
+      const int64_t n = u / (chunks * units), oh0 = u / units % chunks * chunk;
       const int64_t oh1 = oh0 + chunk < q.OH ? oh0 + chunk : q.OH;
+      const int64_t g0 = u % units * per_unit;
+      const int G = static_cast<int>(std::min(per_unit, groups - g0));
       if (q.stride == 1)
-        expand_depthwise_rows<1>(*a, n, u % groups, oh0, oh1, gw, buf);
+        expand_depthwise_rows<1>(*a, n, g0, G, oh0, oh1, gw, buf);
       else
-        expand_depthwise_rows<2>(*a, n, u % groups, oh0, oh1, gw, buf);
+        expand_depthwise_rows<2>(*a, n, g0, G, oh0, oh1, gw, buf);
     }
   });
 }

@@ -57,8 +57,8 @@ ExpandDepthwiseParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M
 
 TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolutions") {
   // Odd and tiny planes, strides 1 and 2 (zero rows at both edges), several chunks of rows and
-  // several bands a chunk (the rows bands share kept), batches, 1 and 2 threads, every
-  // activation, biases absent.
+  // several bands a chunk (the rows bands share kept), pairs of groups and single ones,
+  // batches, 1 and 2 threads, every activation, biases absent.
   const ExpandDepthwiseParams cases[] = {
       make(1, 16, 28, 28, 96, 2),   // MobileNetV2's shape, smaller
       make(1, 24, 14, 14, 144, 1),  //
@@ -70,6 +70,7 @@ TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolu
       make(1, 9, 7, 7, 24, 1),      // 7 x 7: fewer than 12 pixels a row
       make(1, 300, 40, 170, 8, 1),  // a chunk per output row, several bands a plane
       make(1, 40, 61, 200, 16, 2),  // several chunks and bands, stride 2
+      make(1, 3, 5, 400, 24, 1),    // rows too wide for two groups' bands: one group a unit
   };
   const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
                                   StoreActivation{StoreActivation::kRelu}, StoreActivation{},
