@@ -284,18 +284,7 @@ Command add_compile_command(CLI::App& app) {
                   "run time), native (this machine's), x86-64-v2, x86-64-v3")
       ->check(CLI::IsMember({"generic", "native", "x86-64-v2", "x86-64-v3"}))
       ->capture_default_str();
-  cmd->add_option_function<std::string>(
-         "--conv-algo",
-         [args](const std::string& text) {
-           std::optional<codegen::cpp::ConvAlgo> algo = codegen::cpp::parse_conv_algo(text);
-           if (!algo)
-             throw CLI::ValidationError("--conv-algo", fmt::format("expected {}, got '{}'", codegen::cpp::kConvAlgoNames, text));
-           args->emit_options.conv_algo = *algo;
-         },
-         "how 3x3 stride-1 convolutions with constant weights run: auto (default: Winograd where a cost model "
-         "says it pays, else im2col + GEMM), im2col, winograd (F(4x4,3x3)), winograd4 (the same) or winograd2 "
-         "(F(2x2,3x3)); the last four force it wherever it applies, for comparison")
-      ->type_name("ALGO");
+  add_emit_options(cmd, args->emit_options);
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
   cmd->add_option("--verify-against", args->verify.engine,

@@ -26,6 +26,7 @@ struct InspectArgs {
   std::vector<std::string> dims;
   bool plan = false;                  // --plan: per-pass node counts and the memory plan
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
+  codegen::cpp::EmitOptions emit;    // --conv-algo, for --plan's memory plan
   frontend::ImportLimits limits;
 };
 
@@ -169,12 +170,13 @@ Command add_inspect_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--plan", args->plan, "run the optimizer printing node counts by op after each pass, then the memory plan");
   add_pipeline_options(cmd, args->pipeline);
+  add_emit_options(cmd, args->emit);
   add_limits_options(cmd, args->limits);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
   return {cmd, [args] {
             std::error_code ec;
             if (!std::filesystem::exists(args->model, ec)) fail("{}: no such file", args->model);
-            if (args->plan) return print_plan(args->model, args->dims, args->pipeline);
+            if (args->plan) return print_plan(args->model, args->dims, args->pipeline, args->emit);
             Report r = inspect(*args);
             if (args->json)
               print_json(r, args->model);

@@ -42,6 +42,21 @@ void add_pipeline_options(CLI::App* cmd, passes::PipelineOptions& options) {
   cmd->add_flag("--verify-each", options.verify_each, "verify the graph after every pass (always in debug builds)");
 }
 
+void add_emit_options(CLI::App* cmd, codegen::cpp::EmitOptions& options) {
+  cmd->add_option_function<std::string>(
+         "--conv-algo",
+         [&options](const std::string& text) {
+           std::optional<codegen::cpp::ConvAlgo> algo = codegen::cpp::parse_conv_algo(text);
+           if (!algo)
+             throw CLI::ValidationError("--conv-algo", fmt::format("expected {}, got '{}'", codegen::cpp::kConvAlgoNames, text));
+           options.conv_algo = *algo;
+         },
+         "how 3x3 stride-1 convolutions with constant weights run: auto (default: Winograd where a cost model "
+         "says it pays, else im2col + GEMM), im2col, winograd (F(4x4,3x3)), winograd4 (the same) or winograd2 "
+         "(F(2x2,3x3)); the last four force it wherever it applies, for comparison")
+      ->type_name("ALGO");
+}
+
 void print_memory_plan(const ir::Graph& graph, const codegen::cpp::EmitOptions& options, std::FILE* out) {
   codegen::cpp::PlanReport r = codegen::cpp::plan_report(graph, options);
   const passes::MemoryPlan& m = r.memory;
@@ -53,7 +68,7 @@ void print_memory_plan(const ir::Graph& graph, const codegen::cpp::EmitOptions& 
 }
 
 int print_plan(const std::string& model, const std::vector<std::string>& dims,
-               const passes::PipelineOptions& options) {
+               const passes::PipelineOptions& options, const codegen::cpp::EmitOptions& emit) {
   PhaseTimer timer(false);
   LoadOptions load;
   load.dims = parse_dims(dims);
@@ -66,7 +81,7 @@ int print_plan(const std::string& model, const std::vector<std::string>& dims,
   try {
     passes::run_pipeline(*graph, passes::pipeline_for_level(options.opt_level), p);
     std::cout.flush();
-    print_memory_plan(*graph, codegen::cpp::EmitOptions{}, stdout);
+    print_memory_plan(*graph, emit, stdout);
   } catch (const Error& e) {
     fail("{}: {}", model, e.what());
   }

@@ -31,6 +31,11 @@ def kiln_compile(kiln, out, *extra):
                            *extra], capture_output=True, text=True)
 
 
+def memory_plan_line(text):
+    """The 'memory plan: arena ...' line kiln prints, or None."""
+    return next((line.strip() for line in text.splitlines() if line.startswith("memory plan:")), None)
+
+
 def main():
     kiln, work = sys.argv[1], sys.argv[2]
     shutil.rmtree(work, ignore_errors=True)
@@ -39,13 +44,22 @@ def main():
     expected = np.load(os.path.join(MODEL_DIR, "expected_0.npy"))
 
     outputs = {}
+    plans = {}
     # algorithm -> (calls of the F(4x4,3x3) kernel, calls of the F(2x2,3x3) kernel)
     for algo, calls in {"im2col": (0, 0), "winograd": (WINOGRAD_CONVS, 0), "winograd2": (0, WINOGRAD_CONVS)}.items():
         out = os.path.join(work, algo)
-        p = kiln_compile(kiln, out, "--emit", "exe,source", "--conv-algo", algo)
+        p = kiln_compile(kiln, out, "--emit", "exe,source", "--conv-algo", algo, "-v")
         if p.returncode != 0:
             check(False, f"--conv-algo {algo} compiles: exit {p.returncode}\n{p.stderr}")
             continue
+        # `kiln inspect --plan` plans memory for the same algorithm (scratch differs by algorithm).
+        plan = subprocess.run([kiln, "inspect", os.path.join(MODEL_DIR, "model.onnx"), "--plan", "--conv-algo", algo],
+                              capture_output=True, text=True)
+        compiled_plan, inspected_plan = memory_plan_line(p.stdout + p.stderr), memory_plan_line(plan.stdout)
+        check(plan.returncode == 0 and compiled_plan is not None and compiled_plan == inspected_plan,
+              f"--conv-algo {algo}: inspect --plan prints the memory plan compile -v does "
+              f"('{inspected_plan}' vs '{compiled_plan}')")
+        plans[algo] = inspected_plan
         source = open(os.path.join(out, "src", "model.cpp")).read()
         got = (source.count("kiln::rt::winograd_conv2d_f32(p, 4,"), source.count("kiln::rt::winograd_conv2d_f32(p, 2,"))
         check(got == calls, f"--conv-algo {algo}: the generated code calls Winograd F(4,3) {got[0]} times and "
@@ -63,6 +77,8 @@ def main():
                 diff = float(np.abs(outputs[algo] - outputs["im2col"]).max())
                 check(np.allclose(outputs[algo], outputs["im2col"], rtol=1e-4, atol=1e-5),
                       f"--conv-algo {algo} matches --conv-algo im2col (max abs difference {diff:.3g})")
+
+    check(len(set(plans.values())) > 1, f"the memory plan depends on --conv-algo: {plans}")
 
     for algo in ("auto", "winograd4"):
         p = kiln_compile(kiln, os.path.join(work, algo), "--emit", "source", "--conv-algo", algo)
