@@ -1,7 +1,7 @@
 // Integer matrix products and convolutions of quantized models: MatMulInteger and ConvInteger
 // (int32 results), QLinearMatMul and QLinearConv (8-bit results, requantized). The loops are
-// runtime/include/kiln/rt/qlinear.h, shared with generated code; 2-D and 1-D convolutions run
-// the compiled code's int8 kernel (kiln/rt/qconv.h) instead.
+// runtime/include/kiln/rt/qlinear.h, shared with generated code; with f32 scales the interpreter
+// runs the compiled code's int8 kernels instead (kiln/rt/qgemm.h, qconv.h).
 #include "ir/ops/qlinear.h"
 
 #include "ir/ops/conv.h"
@@ -147,17 +147,39 @@ void infer_matmul_integer(Node& n) {
   n.output(0)->set_type(DType::I32, matmul_shape(n, 0, 1));
 }
 
+// MatMulInteger and QLinearMatMul (f32 scales) on the compiled code's kernel, qgemm (B packed
+// per call, once per distinct B of the batch): the interpreter runs whole int8 transformers in
+// calibration and --max-error. `b` is B's input, `b_zero_point` its zero point's; `out`
+// carries the requantization (its y is the whole output, advanced per product here).
+void eval_qgemm(const IntegerMatmulPlan& p, std::span<const Tensor* const> in, size_t b, size_t b_zero_point,
+                rt::QGemmOutput out) {
+  std::vector<unsigned char> packed(rt::qgemm_packed_b_bytes(p.K, p.N));
+  const Tensor* bz = optional_input(in, b_zero_point);
+  const int32_t bz_value = bz ? static_cast<int32_t>(bz->as_int64(0)) : 0;
+  const size_t out_bytes = out.type == KILN_I32 ? 4 : 1;
+  out.row_stride = p.N;
+  auto* y = static_cast<unsigned char*>(out.y);
+  for (size_t i = 0; i < p.a_offsets.size(); ++i) {
+    if (i == 0 || p.b_offsets[i] != p.b_offsets[i - 1]) {
+      if (in[b]->dtype() == DType::I8)
+        rt::qgemm_pack_b(p.K, p.N, in[b]->data<int8_t>() + p.b_offsets[i], p.N, 1, packed.data());
+      else
+        rt::qgemm_pack_b(p.K, p.N, in[b]->data<uint8_t>() + p.b_offsets[i], p.N, 1, packed.data());
+    }
+    const rt::QGemmA a{static_cast<const unsigned char*>(in[0]->raw()) + p.a_offsets[i], p.K,
+                       in[0]->dtype() == DType::I8, zero_point(in, 2)};
+    out.y = y + static_cast<size_t>(static_cast<int64_t>(i) * p.M * p.N) * out_bytes;
+    rt::qgemm(p.M, p.N, p.K, a, packed.data(), &bz_value, 1, out, nullptr);
+  }
+}
+
 void eval_matmul_integer(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const IntegerMatmulPlan p = integer_matmul_plan(n, 0, 1);
   out[0] = Tensor(DType::I32, n.output(0)->shape().values());
-  visit_8bit(in[0]->dtype(), [&]<class A>() {
-    visit_8bit(in[1]->dtype(), [&]<class B>() {
-      for (size_t i = 0; i < p.a_offsets.size(); ++i)
-        rt::matmul_integer<A, B>(in[0]->data<A>() + p.a_offsets[i], in[1]->data<B>() + p.b_offsets[i],
-                                 out[0].mutable_data<int32_t>() + static_cast<int64_t>(i) * p.M * p.N, p.M,
-                                 p.K, p.N, zero_point(in, 2), zero_point(in, 3));
-    });
-  });
+  rt::QGemmOutput result;
+  result.type = KILN_I32;
+  result.y = out[0].mutable_raw();
+  eval_qgemm(p, in, 1, 3, result);
 }
 
 // QLinearMatMul inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
@@ -179,6 +201,17 @@ void infer_qlinear_matmul(Node& n) {
 void eval_qlinear_matmul(const Node& n, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const IntegerMatmulPlan p = integer_matmul_plan(n, 0, 3);
   out[0] = Tensor(n.output(0)->dtype(), n.output(0)->shape().values());
+  if (in[1]->dtype() == DType::F32) {
+    const std::vector<float> scale = qlinear_multipliers(*in[1], *in[4], *in[6], 1);
+    rt::QGemmOutput result;
+    result.type = out[0].dtype() == DType::I8 ? KILN_I8 : KILN_U8;
+    result.y = out[0].mutable_raw();
+    result.scale = scale.data();
+    result.scale_count = 1;
+    result.y_zero_point = zero_point(in, 7);
+    return eval_qgemm(p, in, 3, 5, result);
+  }
+  // Other scale types (f16, bf16, f64): the plain loops.
   float multiplier = 0;
   visit_dtype(in[1]->dtype(), [&]<class S>() {
     if constexpr (std::is_floating_point_v<compute_t<S>>)
