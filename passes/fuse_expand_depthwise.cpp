@@ -4,7 +4,7 @@
 // kiln.FusedConvDepthwise (ir/ops/fused.cpp): f32, static shapes, neither with a residual, both
 // activations none, Relu or Clip, and only where the runtime's kernel applies and pays
 // (kiln::rt::expand_depthwise3x3_applicable: expanded channels a multiple of 8, ...;
-// expand_depthwise3x3_pays: planes of 400 positions or more). That
+// expand_depthwise3x3_pays: planes of 100 positions or more). That
 // kernel computes the expanded rows band by band next to the depthwise, so the expanded tensor
 // (MobileNetV2's 96 x 112 x 112, 4.8 MB) never goes to memory and back.
 #include "ir/ops/fused.h"

@@ -222,7 +222,7 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
 // so that they stay in L2 while every group of 8 expanded channels is computed from them.
 constexpr int64_t kChunkBytes = 192 * 1024;
 constexpr int64_t kMaxExpandK = 512;
-constexpr int64_t kMinFusedPositions = 400;  // expand_depthwise3x3_pays
+constexpr int64_t kMinFusedPositions = 100;  // expand_depthwise3x3_pays
 
 // Up to kMaxGroups groups of 8 expanded channels computed together (the expand's inputs
 // are then read once for both): their weights, channel-interleaved: the expand's C x (G * 8),

@@ -111,5 +111,6 @@ TEST_CASE("expand 1x1 + depthwise 3x3 applies only where its kernel does, and is
   CHECK_FALSE(expand_depthwise3x3_applicable(p));
   CHECK(expand_depthwise3x3_pays(make(1, 16, 112, 112, 96, 2)));
   CHECK(expand_depthwise3x3_pays(make(1, 32, 28, 28, 192, 1)));
-  CHECK_FALSE(expand_depthwise3x3_pays(make(1, 64, 14, 14, 384, 1)));
+  CHECK(expand_depthwise3x3_pays(make(1, 64, 14, 14, 384, 1)));
+  CHECK_FALSE(expand_depthwise3x3_pays(make(1, 160, 7, 7, 960, 1)));
 }
