@@ -261,6 +261,46 @@ def make_cnn():
     return m, [x], ref
 
 
+@model("inverted_residual",
+       "two MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
+       "Conv+BatchNorm+ReLU6 (16 -> 48), depthwise 3x3 Conv+BatchNorm+ReLU6 (stride 1), 1x1 "
+       "project Conv+BatchNorm, residual Add; then 16 -> 32 expand, depthwise stride 2, project "
+       "to 24 (kiln fuses each expand with its depthwise: kiln.FusedConvDepthwise)",
+       "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
+def make_inverted_residual():
+    import torch
+    from torch import nn
+
+    def conv_bn(cin, cout, k, stride=1, groups=1, relu6=True):
+        layers = [nn.Conv2d(cin, cout, k, stride=stride, padding=k // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(cout)]
+        if relu6:
+            layers.append(nn.ReLU6())
+        return nn.Sequential(*layers)
+
+    class Block(nn.Module):
+        def __init__(self, cin, mid, cout, stride):
+            super().__init__()
+            self.expand = conv_bn(cin, mid, 1)
+            self.dw = conv_bn(mid, mid, 3, stride=stride, groups=mid)
+            self.project = conv_bn(mid, cout, 1, relu6=False)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.project(self.dw(self.expand(x)))
+            return x + y if self.residual else y
+
+    torch.manual_seed(0)
+    net = nn.Sequential(Block(16, 48, 16, 1), Block(16, 32, 24, 2))
+    reinit_weights(net)
+    randomize_batchnorm(net, seed=3)
+    x = rng(4).standard_normal((1, 16, 23, 25)).astype(np.float32)
+    m, ref = export_torch(net, [x], opset=13)
+    hist = op_histogram(m)
+    assert hist["Conv"] == 6 and hist["Clip"] == 4 and hist["Add"] == 1, hist
+    return m, [x], ref
+
+
 @model("ops_mix",
        "hand-built graph with three inputs (A [2,3,4,5] f32, B [5,6] f32, "
        "idx [4] i64) and three outputs; see the node list below",
