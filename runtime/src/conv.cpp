@@ -402,6 +402,9 @@ struct ConvArgs {
   const Epilogue* epilogue;
 };
 
+// Output planes of at least this many positions (56 x 56) are split across threads by rows.
+constexpr int64_t kRowSplitPositions = 56 * 56;
+
 // Plane i (image i / C, channel i % C) of a depthwise convolution, with the best kernel
 // for one plane; buf holds kPaddedFloats floats.
 void depthwise_plane_any(const ConvArgs& a, int64_t i, float* buf) {
@@ -476,17 +479,27 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
   ConvArgs args{&p, x, w, bias, y, scratch, &epilogue};
 
   if (is_depthwise(p)) {
-    // Work units per image: groups of 8 channels for depthwise3x3_c8, then single planes.
-    const int64_t groups = depthwise3x3_c8_supported(p) ? p.C / 8 : 0, units = groups + (p.C - groups * 8);
-    parallel_for(pool, p.N * units, [a = &args, groups, units](int64_t i0, int64_t i1) {
+    // Work units per image: groups of 8 channels for depthwise3x3_c8, then single planes. On
+    // large planes each group is split into one part of the rows per thread (units part-major),
+    // so that a thread's share holds the rows its share of the 1x1 convolutions around it
+    // (split by positions) wrote and will read. Split by channels, half of every plane moved
+    // between the threads' caches: expensive when the two cores share no cache. Smaller
+    // planes keep whole channels (split into rows, they were slower).
+    const int64_t groups = depthwise3x3_c8_supported(p) ? p.C / 8 : 0;
+    const int64_t threads = pool ? pool->size() : 1;
+    const int64_t parts = groups > 0 && p.OH * p.OW >= kRowSplitPositions && p.OH >= threads ? threads : 1;
+    const int64_t units = parts * groups + (p.C - groups * 8);
+    parallel_for(pool, p.N * units, [a = &args, groups, parts, units](int64_t i0, int64_t i1) {
       const Conv2dParams& q = *a->p;
       float buf[kPaddedFloats];
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t n = i / units, u = i % units;
-        if (u < groups)
-          depthwise3x3_c8(q, n, u * 8, a->x, a->w, a->bias, a->y, *a->epilogue);
-        else
-          depthwise_plane_any(*a, n * q.C + groups * 8 + (u - groups), buf);
+        if (u < parts * groups) {
+          const int64_t part = u / groups, oh0 = q.OH * part / parts, oh1 = q.OH * (part + 1) / parts;
+          depthwise3x3_c8_rows(q, n, u % groups * 8, oh0, oh1, a->x, a->w, a->bias, a->y, *a->epilogue);
+        } else {
+          depthwise_plane_any(*a, n * q.C + groups * 8 + (u - parts * groups), buf);
+        }
       }
     });
     return;

@@ -183,8 +183,8 @@ KILN_AVX2_FMA void store_band(const float* out, int64_t n, float* const ys[kLane
 }
 
 template <int64_t S>
-KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w,
-                          const float* bias, float* y, const Epilogue& ep) {
+KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_t c0, int64_t oh_begin, int64_t oh_end,
+                                        const float* x, const float* w, const float* bias, float* y, const Epilogue& ep) {
   alignas(32) float buf[kBandFloats];
   const int64_t wp = padded_width(p), band = band_rows(p), ohw = p.OH * p.OW;
   const int64_t in_rows_max = (band - 1) * S + 3;
@@ -203,8 +203,8 @@ KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_
   // The epilogue's clamp (fn_is_clamp) in registers; any other epilogue on the stored planes.
   StoreActivation act;
   if (epilogue_is_clamp(ep)) act = StoreActivation{StoreActivation::kClamp, ep.clamp_lo, ep.clamp_hi};
-  for (int64_t oh0 = 0; oh0 < p.OH; oh0 += band) {
-    const int64_t rows = p.OH - oh0 < band ? p.OH - oh0 : band;
+  for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
+    const int64_t rows = oh_end - oh0 < band ? oh_end - oh0 : band;
     fill_band(p, xs, oh0 * S, (rows - 1) * S + 3, wp, in);
     compute_band<S>(p, in, rows, wp, &wt[0][0], bv, act, out);
     store_band(out, rows * p.OW, ys, oh0 * p.OW);
@@ -458,13 +458,19 @@ bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept {
 
 void depthwise3x3_c8(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w,
                      const float* bias, float* y, const Epilogue& epilogue) noexcept {
+  depthwise3x3_c8_rows(p, n, c0, 0, p.OH, x, w, bias, y, epilogue);
+}
+
+void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t oh_begin, int64_t oh_end,
+                          const float* x, const float* w, const float* bias, float* y,
+                          const Epilogue& epilogue) noexcept {
 #if KILN_X86_KERNELS
   if (p.stride_h == 1)
-    depthwise3x3_c8_impl<1>(p, n, c0, x, w, bias, y, epilogue);
+    depthwise3x3_c8_impl<1>(p, n, c0, oh_begin, oh_end, x, w, bias, y, epilogue);
   else
-    depthwise3x3_c8_impl<2>(p, n, c0, x, w, bias, y, epilogue);
+    depthwise3x3_c8_impl<2>(p, n, c0, oh_begin, oh_end, x, w, bias, y, epilogue);
 #else
-  (void)p, (void)n, (void)c0, (void)x, (void)w, (void)bias, (void)y, (void)epilogue;
+  (void)p, (void)n, (void)c0, (void)oh_begin, (void)oh_end, (void)x, (void)w, (void)bias, (void)y, (void)epilogue;
 #endif
 }
 

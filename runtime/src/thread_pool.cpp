@@ -36,10 +36,12 @@ inline void cpu_relax() noexcept {
 ThreadPool::ThreadPool(int threads) noexcept {
   if (threads < 1) threads = 1;
   try {
+    shares_ = std::vector<Share>(static_cast<size_t>(threads));
     workers_.reserve(static_cast<size_t>(threads - 1));
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
   } catch (...) {
-    // Keep the workers that did start; size() reports how many.
+    // Keep the workers that did start; size() reports how many (shares_ has room for them: an
+    // empty shares_ started none).
   }
 }
 
@@ -52,16 +54,18 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks(Job& job) noexcept {
-  for (;;) {
-    const int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
-    if (c >= job.chunks) return;
-    // Chunk c covers [c*n/chunks, (c+1)*n/chunks); no overflow for n < 2^62/size.
-    const int64_t q = job.n / job.chunks, r = job.n % job.chunks;
-    const int64_t begin = c * q + (c < r ? c : r);
-    const int64_t end = begin + q + (c < r ? 1 : 0);
+// Runs thread `self`'s share, then any other share nobody has taken yet (the next thread's
+// first). Claims are relaxed: the shares were published with job_ (seq_cst), and what fn
+// wrote reaches the caller through busy_.
+void ThreadPool::run_shares(const Job& job, int self) noexcept {
+  const int threads = size();
+  for (int k = 0; k < threads; ++k) {
+    Share& s = shares_[static_cast<size_t>((self + k) % threads)];
+    if (s.begin == s.end || s.taken.load(std::memory_order_relaxed) ||
+        s.taken.exchange(true, std::memory_order_relaxed))
+      continue;
     try {
-      (*job.fn)(begin, end);
+      (*job.fn)(s.begin, s.end);
     } catch (...) {
     }
   }
@@ -91,14 +95,14 @@ bool ThreadPool::wait_for_job(uint64_t seen) noexcept {
   return !stop_.load();
 }
 
-void ThreadPool::worker_loop() noexcept {
+void ThreadPool::worker_loop(int self) noexcept {
   uint64_t seen = 0;
   while (wait_for_job(seen)) {
     seen = generation_.load();
     // Announce before looking at job_: parallel_for clears job_ and then waits for busy_ == 0,
     // so (all seq_cst) either this thread sees nullptr or the caller waits for it to finish.
     busy_.fetch_add(1);
-    if (Job* job = job_.load()) run_chunks(*job);
+    if (Job* job = job_.load()) run_shares(*job, self);
     busy_.fetch_sub(1);
   }
 }
@@ -112,23 +116,31 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     }
     return;
   }
-  Job job;
-  job.fn = &fn;
-  job.n = n;
-  job.chunks = n < size() ? n : size();
+  // Thread t's share: [t*q + min(t, r), ...) with q = n / threads, r = n % threads (empty for
+  // t >= n). No worker reads the shares now: the last call waited for busy_ == 0, and job_ is
+  // null until the store below.
+  const int threads = size();
+  const int64_t q = n / threads, r = n % threads;
+  for (int t = 0; t < threads; ++t) {
+    Share& s = shares_[static_cast<size_t>(t)];
+    s.begin = t * q + (t < r ? t : r);
+    s.end = s.begin + q + (t < r ? 1 : 0);
+    s.taken.store(false, std::memory_order_relaxed);
+  }
+  Job job{&fn};
   job_.store(&job);
   generation_.fetch_add(1);
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     wake_.notify_all();
   }
-  run_chunks(job);
-  // Every chunk is claimed; wait for the workers that hold one. A worker that looks at job_
+  run_shares(job, 0);
+  // Every share is taken; wait for the workers that hold one. A worker that looks at job_
   // after this sees nullptr and does not touch `job` (it lives on this stack frame).
   job_.store(nullptr);
   for (int polls = 1; busy_.load() != 0; ++polls) {
     cpu_relax();
-    if ((polls & 63) == 0) std::this_thread::yield();  // a worker holding a chunk may be descheduled
+    if ((polls & 63) == 0) std::this_thread::yield();  // a worker holding a share may be descheduled
   }
   in_use_.store(false, std::memory_order_release);
 }

@@ -298,18 +298,23 @@ TEST_CASE("depthwise 3x3 on 8 channels at once (channel-interleaved bands) match
       make(1, 8, 61, 67, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8),      // several bands
       make(1, 16, 113, 111, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16),  // several bands, stride 2
       make(1, 8, 3, 700, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8),      // wide: one row a band
+      // Large planes (56 x 56 or more) are split across the threads by rows: two images, the
+      // 3 single planes after them, and 3 threads' uneven parts of the rows.
+      make(2, 11, 58, 57, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 11),
+      make(1, 8, 115, 113, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8),
   };
   const Epilogue ep{[](const void*, float* y, int64_t offset, int64_t n) {
                       for (int64_t i = 0; i < n; ++i) y[i] = 2.f * y[i] + float(offset + i) / 1000.f;
                     },
                     nullptr};
-  ThreadPool pool(2);
+  ThreadPool pool(2), pool3(3);
   uint32_t seed = 700;
   for (const auto& p : cases) {
     REQUIRE(p.OH > 0);
     REQUIRE(p.OW > 0);
     check(p, true, nullptr, seed);
     check(p, false, &pool, seed);
+    check(p, true, &pool3, seed);
     ConvCase c = conv_case(p, seed);
     const auto &x = c.x, &w = c.w, &b = c.b;
     auto& r = c.r;

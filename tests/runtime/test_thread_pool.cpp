@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kiln/rt/thread_pool.h"
@@ -48,6 +51,58 @@ TEST_CASE("thread pool ranges are disjoint and cover 0..n and number at most siz
     for (auto& h : hits) REQUIRE(h.load() == 1);
     CHECK(calls.load() <= pool.size());
   }
+}
+
+TEST_CASE("thread pool runs each thread's share as one range, the caller's first, for many thread counts") {
+  // Shares are [t*n/T, (t+1)*n/T) in near-equal parts (the first n % T one longer), each run
+  // once, whichever thread runs it: the calls are exactly the non-empty shares.
+  for (int threads : {2, 3, 4, 7, 16}) {
+    ThreadPool pool(threads);
+    REQUIRE(pool.size() == threads);
+    for (int64_t n : {2, 3, 5, 16, 17, 100, 1001}) {
+      std::mutex mu;
+      std::vector<std::pair<int64_t, int64_t>> calls;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+        std::lock_guard<std::mutex> lock(mu);
+        calls.emplace_back(b, e);
+      });
+      for (auto& h : hits) REQUIRE(h.load() == 1);
+      std::sort(calls.begin(), calls.end());
+      std::vector<std::pair<int64_t, int64_t>> shares;
+      for (int64_t t = 0, begin = 0; t < threads; ++t) {
+        const int64_t len = n / threads + (t < n % threads ? 1 : 0);
+        if (len > 0) shares.emplace_back(begin, begin + len);
+        begin += len;
+      }
+      CHECK(calls == shares);
+    }
+  }
+}
+
+TEST_CASE("thread pool finishes every share when threads run late or unevenly") {
+  // Some ranges sleep, so that the other threads finish theirs and take the shares of threads
+  // that have not started; others run while workers fall asleep between loops. Every index
+  // must still run exactly once, and a second thread using the pool at the same time must
+  // get its loops run serially and correctly.
+  ThreadPool pool(4);
+  std::atomic<int64_t> other{0};
+  std::thread rival([&] {
+    for (int r = 0; r < 100; ++r) pool.parallel_for(9, [&](int64_t b, int64_t e) { other += e - b; });
+  });
+  for (int rep = 0; rep < 60; ++rep) {
+    if (rep % 20 == 19) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    const int64_t n = 1 + rep % 13;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for(n, [&](int64_t b, int64_t e) {
+      if ((b + rep) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  rival.join();
+  CHECK(other.load() == 100 * 9);
 }
 
 TEST_CASE("thread pool with one thread runs inline") {

@@ -30,6 +30,12 @@ bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept;
 void depthwise3x3_c8(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w,
                      const float* bias, float* y, const Epilogue& epilogue) noexcept;
 
+// The same for output rows [oh_begin, oh_end) of those planes only (0 <= oh_begin <= oh_end <= OH),
+// so that threads can split a large plane by rows.
+void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t oh_begin, int64_t oh_end,
+                          const float* x, const float* w, const float* bias, float* y,
+                          const Epilogue& epilogue) noexcept;
+
 // An expand 1x1 convolution followed by a depthwise 3x3 (MobileNetV2's inverted-residual
 // block): x is N x C x H x W, the 1x1's result (N x M x H x W, never stored whole) is the
 // depthwise's input, padded by 1 on every side, at stride 1 or 2; y is N x M x OH x OW.

@@ -25,27 +25,36 @@ class ThreadPool {
   // Threads that take part in a parallel_for, the caller included.
   int size() const noexcept { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) on disjoint ranges covering [0, n), at most size()
-  // of them, contiguous and of near-equal length; returns when all are done.
+  // Calls fn(begin, end) on disjoint ranges covering [0, n), at most size() of them,
+  // contiguous and of near-equal length; returns when all are done. Range t is thread t's
+  // share (the caller's is the first, worker k's the (k + 1)-th), the same from call to call, so
+  // that a loop over data the previous loop wrote finds it in the cache of the thread that
+  // wrote it. A thread done with its own share runs any share whose thread has not started it
+  // (a worker still asleep, or descheduled by a busy machine), so fn must not depend on which
+  // thread runs a range.
   // fn must not throw (an exception thrown by fn is caught and dropped).
   // A call made while the pool is busy (from inside fn, or from another
   // thread) runs serially on the calling thread instead of deadlocking.
   void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) noexcept;
 
  private:
+  // One thread's share of the current job, on its own cache line (the threads claim shares
+  // without disturbing each other's).
+  struct alignas(64) Share {
+    int64_t begin = 0, end = 0;
+    std::atomic<bool> taken{false};
+  };
   struct Job {
     const std::function<void(int64_t, int64_t)>* fn;
-    int64_t n;
-    int64_t chunks;
-    std::atomic<int64_t> next{0};
   };
-  static void run_chunks(Job& job) noexcept;
+  void run_shares(const Job& job, int self) noexcept;
   bool wait_for_job(uint64_t seen) noexcept;
-  void worker_loop() noexcept;
+  void worker_loop(int self) noexcept;
 
   // Workers poll generation_ for a while after each job, then sleep on wake_ (counted in
   // sleepers_ so that parallel_for only takes mu_ to wake someone when somebody sleeps).
   std::vector<std::thread> workers_;
+  std::vector<Share> shares_;  // one per thread, the caller's first; set by parallel_for
   std::mutex mu_;
   std::condition_variable wake_;
   std::atomic<Job*> job_{nullptr};
