@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -583,6 +584,239 @@ __attribute__((target("avx2"))) void depthwise_avx2(const Conv2dParams& p, const
     qgemm_finish_column(out, acc, 0, p.OH * p.OW, m);
   }
 }
+
+// Depthwise with AVX-512 VNNI and VBMI, straight from the 8-bit input (no int16 planes): for a
+// block of 16 outputs of a row (of two rows when OW <= 8), each kernel row's input bytes are
+// one masked load (columns outside the row read as x's zero point), vpermb spreads them into
+// 16 groups of 4 consecutive taps (x[s j + 4q + t], t < 4) and one vpdpbusd multiplies each
+// group by the weights w[kh][4q + t] (0 past KW). Rows outside the input are the zero point
+// broadcast. The sums are then sum over all KH x KW taps of x' w, x' = x inside the input and
+// zx outside, and sum (x' - zx) w = that - zx sum w (exact in int32: at most 64 taps of
+// 255 x 128). Needs weights whose zero point is 0 as stored (s8 with zero point 0, u8 with 128).
+bool depthwise_vbmi_fits(const Conv2dParams& p) {
+  if (p.dil_h != 1 || p.dil_w != 1 || (p.stride_w != 1 && p.stride_w != 2)) return false;
+  const int64_t lanes = p.OW <= 8 ? p.OW : 16;  // outputs of one row in a block
+  return (lanes - 1) * p.stride_w + p.KW <= 64;
+}
+
+bool depthwise_vbmi_supported() {
+  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && __builtin_cpu_supports("avx512vbmi");
+  return ok;
+}
+
+// Bits [lo, hi) of a 64-bit mask (clamped to [0, 64]).
+inline uint64_t bit_range(int64_t lo, int64_t hi) {
+  lo = std::clamp<int64_t>(lo, 0, 64);
+  hi = std::clamp<int64_t>(hi, 0, 64);
+  if (hi <= lo) return 0;
+  const uint64_t upper = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+  return upper & ~((uint64_t{1} << lo) - 1);
+}
+
+// Row `row`'s bytes from column c0 on under `mask`, as u8 (s8 flipped by 128), x's zero point
+// (`zx_raw` as stored) elsewhere; with `narrow` (the mask within 32 bytes) a 256-bit load,
+// zero above (half the cost of a 512-bit one). The address is formed as an integer: masked-off
+// lanes, which may lie outside the row, are not read.
+template <class X>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) inline __m512i load_row_u8(const X* row, int64_t c0,
+                                                                                   __mmask64 mask, __m512i zx_raw,
+                                                                                   bool narrow) {
+  const auto* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(c0));
+  const __m512i v =
+      narrow ? _mm512_zextsi256_si512(_mm256_mask_loadu_epi8(_mm512_castsi512_si256(zx_raw),
+                                                             static_cast<__mmask32>(mask), at))
+             : _mm512_mask_loadu_epi8(zx_raw, mask, at);
+  return std::is_signed_v<X> ? _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80))) : v;
+}
+
+// What depthwise_vbmi_plane reads of a call: the shape, the group vectors' byte indices, the zero
+// point (as stored, and as u8 for rows outside), the requantization of a plain 8-bit output.
+struct VbmiDepthwise {
+  const Conv2dParams* p;
+  int64_t nq, lanes, span;  // groups of 4 taps a kernel row, outputs of a row a block, bytes a block's row reads
+  bool narrow;              // span <= 32: 256-bit loads
+  bool plain;
+  __m512i index[16];
+  __m512i zx_raw;  // x's zero point as stored
+  Requant16 rq;
+};
+
+// One channel's output plane from its input plane xm, block by block (any kernel size): weights
+// wv_in[kh * nq + q] (4 taps each), init = the sums' start (-zx sum w, plus the bias when plain).
+template <class X, bool TwoRows>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise_vbmi_plane(
+    const VbmiDepthwise& d, const X* xm, const __m512i* wv_in, __m512i init, __m512 scale, unsigned char* ym,
+    int32_t* plane_acc) {
+  // Everything in locals: the stores through ym (bytes) could alias d and p otherwise.
+  const Conv2dParams& p = *d.p;
+  const int64_t kh_n = p.KH, nq = d.nq, s = p.stride_w;
+  const int64_t H = p.H, W = p.W, OH = p.OH, OW = p.OW, stride_h = p.stride_h, pad_top = p.pad_top,
+                pad_left = p.pad_left, lanes = d.lanes, span = d.span;
+  const bool plain = d.plain, narrow = d.narrow;
+  const __m512i zx_raw = d.zx_raw;
+  const Requant16 rq = d.rq;
+  const __m512i* wv = wv_in;
+  const __m512i* index = d.index;
+  // Per output row (pair): each kernel row's input row and whether it lies inside (else its
+  // loads are masked off entirely and read as the zero point, without touching memory).
+  const X* row_a[kMaxDepthwiseTaps];
+  const X* row_b[kMaxDepthwiseTaps];
+  uint64_t on_a[kMaxDepthwiseTaps], on_b[kMaxDepthwiseTaps];
+  for (int64_t oh = 0; oh < OH; oh += TwoRows ? 2 : 1) {
+    for (int64_t kh = 0; kh < kh_n; ++kh) {
+      const int64_t ih = oh * stride_h - pad_top + kh, ih2 = ih + stride_h;
+      on_a[kh] = ih >= 0 && ih < H ? ~uint64_t{0} : 0;
+      row_a[kh] = xm + (on_a[kh] ? ih * W : 0);
+      on_b[kh] = TwoRows && ih2 >= 0 && ih2 < H ? ~uint64_t{0} : 0;
+      row_b[kh] = xm + (on_b[kh] ? ih2 * W : 0);
+    }
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += lanes) {
+      const int64_t c0 = ow0 * s - pad_left;
+      const uint64_t mask = bit_range(-c0, std::min(span, W - c0));
+      __m512i acc = init;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const __m512i a = load_row_u8(row_a[kh], c0, mask & on_a[kh], zx_raw, narrow);
+        if (TwoRows) {
+          const __m512i b = load_row_u8(row_b[kh], c0, mask & on_b[kh], zx_raw, narrow);
+          for (int64_t q = 0; q < nq; ++q)
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutex2var_epi8(a, index[q], b), wv[kh * nq + q]);
+        } else {
+          for (int64_t q = 0; q < nq; ++q)
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(index[q], a), wv[kh * nq + q]);
+        }
+      }
+      // Outputs of the block: the rest of the row, or the two rows' (one at the last odd row).
+      const int64_t count = TwoRows ? std::min<int64_t>(2, OH - oh) * OW : std::min<int64_t>(16, OW - ow0);
+      const __mmask16 out_mask = static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1);
+      const int64_t at_out = oh * OW + ow0;
+      if (plain)
+        store_requantized(rq, acc, scale, out_mask, ym + at_out);
+      else
+        _mm512_mask_storeu_epi32(plane_acc + at_out, out_mask, acc);
+    }
+  }
+}
+
+// The 3x3 case (3 x 1, 3 x 2 alike) without two-row blocks, a vertical strip of blocks at a time:
+// the spread (vpermb) input row of a block serves the 3 output rows that read it, so that an
+// output row takes one new input row (two at stride 2) instead of three.
+template <class X>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) inline __m512i spread_row(
+    const X* xm, int64_t ih, int64_t H, int64_t W, int64_t c0, uint64_t mask, __m512i zx_raw, bool narrow,
+    __m512i index) {
+  const bool on = ih >= 0 && ih < H;
+  return _mm512_permutexvar_epi8(index, load_row_u8(xm + (on ? ih * W : 0), c0, on ? mask : 0, zx_raw, narrow));
+}
+
+template <class X>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise_vbmi_strips3(
+    const VbmiDepthwise& d, const X* xm, const __m512i* wv, __m512i init, __m512 scale, unsigned char* ym,
+    int32_t* plane_acc) {
+  const Conv2dParams& p = *d.p;  // in locals: stores through ym (bytes) could alias d and p
+  const int64_t s = p.stride_w, H = p.H, W = p.W, OH = p.OH, OW = p.OW, sh = p.stride_h, pad_top = p.pad_top,
+                pad_left = p.pad_left, lanes = d.lanes, span = d.span;
+  const bool plain = d.plain, narrow = d.narrow;
+  const __m512i zx_raw = d.zx_raw, index = d.index[0], w0 = wv[0], w1 = wv[1], w2 = wv[2];
+  const Requant16 rq = d.rq;
+  for (int64_t ow0 = 0; ow0 < OW; ow0 += lanes) {
+    const int64_t c0 = ow0 * s - pad_left;
+    const uint64_t mask = bit_range(-c0, std::min(span, W - c0));
+    const int64_t count = std::min<int64_t>(lanes, OW - ow0);
+    const __mmask16 out_mask = static_cast<__mmask16>(count >= 16 ? 0xFFFFu : (1u << count) - 1);
+    // r0, r1: the spread rows oh sh - pad_top and the next.
+    __m512i r0 = spread_row(xm, -pad_top, H, W, c0, mask, zx_raw, narrow, index);
+    __m512i r1 = spread_row(xm, 1 - pad_top, H, W, c0, mask, zx_raw, narrow, index);
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t ih = oh * sh - pad_top;
+      const __m512i r2 = spread_row(xm, ih + 2, H, W, c0, mask, zx_raw, narrow, index);
+      __m512i acc = _mm512_dpbusd_epi32(init, r0, w0);
+      acc = _mm512_dpbusd_epi32(acc, r1, w1);
+      acc = _mm512_dpbusd_epi32(acc, r2, w2);
+      if (plain)
+        store_requantized(rq, acc, scale, out_mask, ym + oh * OW + ow0);
+      else
+        _mm512_mask_storeu_epi32(plane_acc + oh * OW + ow0, out_mask, acc);
+      if (sh == 1) {
+        r0 = r1;
+        r1 = r2;
+      } else if (sh == 2) {
+        r0 = r2;
+        r1 = spread_row(xm, ih + 3, H, W, c0, mask, zx_raw, narrow, index);
+      } else {
+        r0 = spread_row(xm, ih + sh, H, W, c0, mask, zx_raw, narrow, index);
+        r1 = spread_row(xm, ih + sh + 1, H, W, c0, mask, zx_raw, narrow, index);
+      }
+    }
+  }
+}
+
+// Channels [m0, m1) of image n. A plain 8-bit output (qgemm_plain_8bit_output) is requantized
+// in registers; any other gets each channel's corrected sums in plane_acc and qgemm's epilogue.
+template <class X, bool Signed>
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise_vbmi(
+    const Conv2dParams& p, const X* x, int32_t x_zero_point, const unsigned char* packed, const QGemmOutput& out,
+    int64_t n, int64_t m0, int64_t m1, int32_t* plane_acc) {
+  const int8_t* weights = reinterpret_cast<const int8_t*>(packed + 64);
+  const int64_t s = p.stride_w, taps = p.KH * p.KW, nq = (p.KW + 3) / 4, plane = p.OH * p.OW;
+  // 3x3 (and 3 x 1, 3 x 2): vertical strips of blocks (depthwise_vbmi_strips3); other kernels
+  // with rows of at most 8 outputs: two rows a block.
+  const bool k3x3 = p.KH == 3 && nq == 1;
+  const bool two_rows = p.OW <= 8 && !k3x3;
+  VbmiDepthwise d;
+  d.p = &p;
+  d.nq = nq;
+  d.lanes = two_rows ? p.OW : 16;
+  // Blocks of 15 outputs at stride 2 (3 taps): 31 bytes a row, 256-bit loads.
+  if (!two_rows && 15 * s + p.KW > 32 && (32 - p.KW) / s + 1 >= 12) d.lanes = (32 - p.KW) / s + 1;
+  d.span = (d.lanes - 1) * s + p.KW;
+  d.narrow = d.span <= 32;
+  d.plain = qgemm_plain_8bit_output(out);
+  const int32_t zx = x_zero_point + (std::is_signed_v<X> ? 128 : 0);  // of the input as u8
+  d.zx_raw = _mm512_set1_epi8(static_cast<char>(x_zero_point));
+  d.rq = requant16<Signed>(out.y_zero_point);
+  // index[q]: byte 4j + t of a group vector is byte j s + 4q + t of the row's load (of the
+  // second row's, 64 on, for lanes OW <= j < 2 OW of a two-row block); clamped where the
+  // weight is 0.
+  for (int64_t q = 0; q < nq; ++q) {
+    alignas(64) uint8_t b[64];
+    for (int64_t j = 0; j < 16; ++j)
+      for (int64_t t = 0; t < 4; ++t) {
+        const bool second = two_rows && j >= p.OW && j < 2 * p.OW;
+        const int64_t jj = second ? j - p.OW : (two_rows && j >= p.OW ? 0 : j);
+        b[j * 4 + t] = static_cast<uint8_t>((second ? 64 : 0) + std::min<int64_t>(jj * s + 4 * q + t, 63));
+      }
+    d.index[q] = _mm512_load_si512(b);
+  }
+  __m512i wv[kMaxDepthwiseTaps];
+  for (int64_t m = m0; m < m1; ++m) {
+    int32_t wsum = 0;
+    for (int64_t kh = 0; kh < p.KH; ++kh)
+      for (int64_t q = 0; q < nq; ++q) {
+        uint32_t quad = 0;
+        for (int64_t t = 0; t < 4 && 4 * q + t < p.KW; ++t) {
+          const int8_t w = weights[m * taps + kh * p.KW + 4 * q + t];
+          wsum += w;
+          quad |= static_cast<uint32_t>(static_cast<uint8_t>(w)) << (8 * t);
+        }
+        wv[kh * nq + q] = _mm512_set1_epi32(static_cast<int32_t>(quad));
+      }
+    const int32_t bias = out.bias ? out.bias[out.bias_count > 1 ? m : 0] : 0;
+    // -zx sum w, plus the bias when requantizing here (qgemm's epilogue adds it otherwise);
+    // wrapping as the epilogue's sum does.
+    const __m512i init = _mm512_set1_epi32(static_cast<int32_t>(
+        (d.plain ? static_cast<uint32_t>(bias) : 0u) - static_cast<uint32_t>(zx) * static_cast<uint32_t>(wsum)));
+    const __m512 scale = _mm512_set1_ps(out.scale ? out.scale[out.scale_count > 1 ? m : 0] : 1.0f);
+    const X* xm = x + (n * p.C + m) * p.H * p.W;
+    unsigned char* ym = static_cast<unsigned char*>(out.y) + m * plane;
+    if (k3x3)
+      depthwise_vbmi_strips3<X>(d, xm, wv, init, scale, ym, plane_acc);
+    else if (two_rows)
+      depthwise_vbmi_plane<X, true>(d, xm, wv, init, scale, ym, plane_acc);
+    else
+      depthwise_vbmi_plane<X, false>(d, xm, wv, init, scale, ym, plane_acc);
+    if (!d.plain) qgemm_finish_column(out, plane_acc, 0, plane, m);
+  }
+}
 #endif
 
 void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const int32_t* w_zero_point,
@@ -593,6 +827,15 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
   const bool vectorized =
       isa != QGemmIsa::portable && qgemm_isa_supported(QGemmIsa::avx2) && depthwise_vectorizable(p);
   const bool avx512 = vectorized && isa != QGemmIsa::avx2 && qgemm_isa_supported(QGemmIsa::avx512_vnni);
+  bool vbmi = isa != QGemmIsa::portable && isa != QGemmIsa::avx2 && depthwise_vbmi_supported() &&
+              depthwise_vbmi_fits(p);
+  if (vbmi) {  // the weights' zero points must be 0 as stored
+    int32_t shift;
+    std::memcpy(&shift, packed, sizeof shift);
+    for (int64_t m = 0; m < p.M && vbmi; ++m)
+      vbmi = (w_zero_point ? w_zero_point[w_zero_point_count > 1 ? m : 0] : 0) == shift;
+  }
+  const bool plain = qgemm_plain_8bit_output(out);
 #else
   (void)isa;
   const bool vectorized = false;
@@ -604,6 +847,22 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
     o.col_stride = plane;
     parallel_for(pool, p.M, [&](int64_t m0, int64_t m1) {
 #if KILN_QCONV_X86
+      if (vbmi) {
+        // Sums of a plane for an output other than plain 8 bits (qgemm's epilogue), 16 to spare.
+        int32_t* acc = plain ? nullptr : static_cast<int32_t*>(std::malloc(static_cast<size_t>(plane + 16) * sizeof(int32_t)));
+        if (!plain && acc == nullptr) return;  // out of memory: the output stays unwritten
+        const bool s8_out = out.type == KILN_I8;
+        if (x.a_signed && s8_out)
+          depthwise_vbmi<int8_t, true>(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
+        else if (x.a_signed)
+          depthwise_vbmi<int8_t, false>(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
+        else if (s8_out)
+          depthwise_vbmi<uint8_t, true>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
+        else
+          depthwise_vbmi<uint8_t, false>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
+        std::free(acc);
+        return;
+      }
       if (vectorized) {
         int32_t* buffer = static_cast<int32_t*>(std::malloc(depthwise_buffer_ints(p) * sizeof(int32_t)));
         if (buffer == nullptr) return;  // out of memory: the output stays unwritten

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kiln/rt/qlinear.h"
+#include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -163,34 +164,6 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_v
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR), acc[r][0]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kNR + 8), acc[r][1]);
   }
-}
-
-// requantize_f32 on 16 lanes (AVX-512): the output's range less the zero point, and the zero
-// point, for store_requantized.
-struct Requant16 {
-  __m512 lo, hi;
-  __m512i zero_point;
-};
-
-template <bool Signed>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline Requant16 requant16(int32_t zero_point) {
-  return {_mm512_set1_ps(static_cast<float>((Signed ? -128 : 0) - zero_point)),
-          _mm512_set1_ps(static_cast<float>((Signed ? 127 : 255) - zero_point)), _mm512_set1_epi32(zero_point)};
-}
-
-// y[j] = requantize_f32(t[j], scale) for the lanes of `mask`: float(t) * scale, clamped (max_ps
-// returns its second operand for NaN: the low end), converted rounding half to even (the
-// default rounding mode), plus the zero point, narrowed (the values are in range).
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void store_requantized(const Requant16& q, __m512i t,
-                                                                                  __m512 scale, __mmask16 mask,
-                                                                                  unsigned char* y) {
-  const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), scale), q.lo), q.hi);
-  __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), q.zero_point));
-  __asm__("" : "+v"(b));  // narrowed in a register: vpmovdb straight to memory is microcoded (slow)
-  if (mask == 0xFFFF)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y), b);
-  else
-    _mm_mask_storeu_epi8(y, mask, b);
 }
 
 // tile_vnni<true, R> with the requantization of a plain 8-bit output (qgemm_requantize_rows)

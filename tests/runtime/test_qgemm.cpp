@@ -238,6 +238,14 @@ const Conv2dParams kConvCases[] = {
     {1, 3, 14, 14, 3, 3, 3, 7, 7, 2, 2, 0, 1, 1, 1, 3},  // depthwise 14 -> 7 stride 2, padding left only
     {1, 3, 16, 17, 3, 3, 3, 16, 17, 1, 1, 1, 3, 1, 1, 3},// depthwise, row of 17 + padding 3 (two masked loads)
     {1, 3, 9, 70, 5, 3, 3, 5, 35, 2, 2, 1, 1, 1, 1, 1},  // 3x3 stride 2, rows of 70: vector im2col
+    {1, 3, 13, 13, 3, 5, 5, 7, 7, 2, 2, 2, 2, 1, 1, 3},  // depthwise 5x5 stride 2 to 7 x 7 (two rows a block)
+    {1, 2, 5, 4, 2, 3, 3, 5, 4, 1, 1, 1, 1, 1, 1, 2},    // depthwise, rows of 4, odd row count
+    {1, 2, 20, 40, 2, 7, 7, 20, 40, 1, 1, 3, 3, 1, 1, 2},// depthwise 7x7 (two groups of 4 taps a row)
+    {1, 2, 6, 6, 2, 3, 3, 12, 12, 1, 1, 4, 4, 1, 1, 2},  // depthwise, padding wider than the kernel
+    {1, 3, 5, 5, 3, 1, 1, 5, 5, 1, 1, 0, 0, 1, 1, 3},    // depthwise 1x1
+    {1, 2, 10, 9, 2, 3, 3, 4, 9, 3, 1, 1, 1, 1, 1, 2},   // depthwise 3x3, stride 3 rows and 1 columns
+    {1, 2, 6, 7, 2, 3, 2, 6, 8, 1, 1, 1, 1, 1, 1, 2},    // depthwise 3x2, padding both sides
+    {1, 3, 30, 30, 3, 3, 3, 15, 15, 2, 2, 1, 1, 1, 1, 3},// depthwise 3x3 stride 2 (blocks of 15 outputs)
 };
 
 }  // namespace
@@ -257,6 +265,9 @@ TEST_CASE("qconv2d int32 matches conv2d_integer: padding, stride, dilation, grou
     // u8 x s8, symmetric weights (no zero point: no column sums)
     check_qconv_i32(p, random_ints<uint8_t>(xn, seed + 5, 0, 255), 0, random_ints<int8_t>(wn, seed + 6, -128, 127),
                     std::vector<int8_t>{});
+    // s8 x u8 with the weights' zero point 128 (0 as stored: depthwise's direct 8-bit kernel)
+    check_qconv_i32(p, random_ints<int8_t>(xn, seed + 6, -128, 127), 101, random_ints<uint8_t>(wn, seed + 5, 0, 255),
+                    std::vector<uint8_t>{128});
     seed += 7;
   }
 }
