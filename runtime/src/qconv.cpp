@@ -159,12 +159,60 @@ void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g,
   }
 }
 
+#if KILN_QCONV_X86
+// pack_x's groups of 4 rows for 4 whole panels at once (64 columns from j0): 4 loads, the
+// byte and word unpacks (within 128-bit lanes: lane L of the results holds columns 16 L + ...),
+// then a 4 x 4 transpose of the 128-bit lanes so that each panel's 64 bytes are one store.
+__attribute__((target("avx2,avx512f,avx512bw"))) void pack_x_4panels(const unsigned char* src, int64_t ld,
+                                                                   int64_t groups, uint8_t flip, uint8_t* out,
+                                                                   int64_t panel_bytes, int64_t j0) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i r[4];
+    for (int t = 0; t < 4; ++t) r[t] = _mm512_xor_si512(_mm512_loadu_si512(src + (g * 4 + t) * ld + j0), f);
+    const __m512i a_lo = _mm512_unpacklo_epi8(r[0], r[1]), a_hi = _mm512_unpackhi_epi8(r[0], r[1]);
+    const __m512i b_lo = _mm512_unpacklo_epi8(r[2], r[3]), b_hi = _mm512_unpackhi_epi8(r[2], r[3]);
+    // d[q], lane L: columns 16 L + 4 q .. + 3, 4 bytes each
+    const __m512i d0 = _mm512_unpacklo_epi16(a_lo, b_lo), d1 = _mm512_unpackhi_epi16(a_lo, b_lo);
+    const __m512i d2 = _mm512_unpacklo_epi16(a_hi, b_hi), d3 = _mm512_unpackhi_epi16(a_hi, b_hi);
+    // Transpose the 4 x 4 lanes: panel L = (d0, d1, d2, d3) lane L.
+    const __m512i e0 = _mm512_shuffle_i64x2(d0, d1, 0x44), e1 = _mm512_shuffle_i64x2(d0, d1, 0xEE);
+    const __m512i e2 = _mm512_shuffle_i64x2(d2, d3, 0x44), e3 = _mm512_shuffle_i64x2(d2, d3, 0xEE);
+    // e0 = d0.0 d0.1 d1.0 d1.1, e2 = d2.0 d2.1 d3.0 d3.1, e1/e3 lanes 2, 3 likewise
+    uint8_t* d = out + g * 64;
+    _mm512_storeu_si512(d, _mm512_shuffle_i64x2(e0, e2, 0x88));
+    _mm512_storeu_si512(d + panel_bytes, _mm512_shuffle_i64x2(e0, e2, 0xDD));
+    _mm512_storeu_si512(d + 2 * panel_bytes, _mm512_shuffle_i64x2(e1, e3, 0x88));
+    _mm512_storeu_si512(d + 3 * panel_bytes, _mm512_shuffle_i64x2(e1, e3, 0xDD));
+  }
+}
+#endif
+
 // Panels [p0, p1) of the K x N matrix src (row k at src + k * ld), as u8 (s8 flipped by
 // 128): panel[g * 64 + j * 4 + t] = src[4g + t, 16 panel + j], zero beyond K and N. With
-// `sums`, also sums[j] = the sum over k of the stored values of column j.
+// `sums`, also sums[j] = the sum over k of the stored values of column j. `wide`: AVX-512 (BW)
+// may be used.
 void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t flip, uint8_t* out,
-            int32_t* sums, int64_t p0, int64_t p1) {
+            int32_t* sums, int64_t p0, int64_t p1, bool wide) {
   const int64_t kq = k_groups(K);
+#if KILN_QCONV_X86
+  // Runs of 4 whole panels: their whole groups of 4 rows at once (the rest below).
+  if (wide && sums == nullptr && K >= 4)
+    for (; p0 + 4 <= p1 && (p0 + 4) * kNR <= N; p0 += 4) {
+      pack_x_4panels(src, ld, K / 4, flip, out + p0 * kq * 64, kq * 64, p0 * kNR);
+      if (K % 4 == 0) continue;
+      const int64_t g = K / 4;  // the last group, zero beyond K
+      for (int64_t pn = p0; pn < p0 + 4; ++pn)
+        for (int64_t j = 0; j < kNR; ++j)
+          for (int64_t t = 0; t < 4; ++t) {
+            const int64_t k = g * 4 + t;
+            out[pn * kq * 64 + g * 64 + j * 4 + t] =
+                k < K ? static_cast<uint8_t>(src[k * ld + pn * kNR + j] ^ flip) : uint8_t{0};
+          }
+    }
+#else
+  (void)wide;
+#endif
   for (int64_t pn = p0; pn < p1; ++pn) {
     const int64_t j0 = pn * kNR, nj = std::min(kNR, N - j0);
     uint8_t* panel = out + pn * kq * 64;
@@ -310,6 +358,9 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
   float* scale = reinterpret_cast<float*>(scratch + packed_x_bytes(p) + col_sum_bytes(p) + round_up(mg * 4, 8));
   unsigned char* cols = scratch + packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p);
   const bool direct = direct_1x1(p);
+  // AVX-512 packing where the kernels may use AVX-512 (a test asking for avx2 gets the SSE2 one)
+  const bool wide = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) &&
+                    qgemm_isa_supported(QGemmIsa::avx512_vnni);
   const int64_t n_panels = (plane + kNR - 1) / kNR;
   const auto* xs = static_cast<const unsigned char*>(x.data);
   for (int64_t n = 0; n < p.N; ++n)
@@ -350,12 +401,13 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
         // Split by pixel panels (as run_group would): each thread packs the panels it then
         // multiplies, in one parallel loop (one wait for the threads instead of two).
         parallel_for(pool, n_panels, [&](int64_t a, int64_t b) {
-          pack_x(src, plane, K, plane, flip, xpack, s, a, b);
+          pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide);
           run_tiles(q, 0, m_panels, a, b);
         });
         continue;
       }
-      parallel_for(pool, n_panels, [&](int64_t a, int64_t b) { pack_x(src, plane, K, plane, flip, xpack, s, a, b); });
+      parallel_for(pool, n_panels,
+                   [&](int64_t a, int64_t b) { pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide); });
       run_group(q, pool);
     }
 }

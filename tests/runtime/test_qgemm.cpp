@@ -246,6 +246,8 @@ const Conv2dParams kConvCases[] = {
     {1, 2, 10, 9, 2, 3, 3, 4, 9, 3, 1, 1, 1, 1, 1, 2},   // depthwise 3x3, stride 3 rows and 1 columns
     {1, 2, 6, 7, 2, 3, 2, 6, 8, 1, 1, 1, 1, 1, 1, 2},    // depthwise 3x2, padding both sides
     {1, 3, 30, 30, 3, 3, 3, 15, 15, 2, 2, 1, 1, 1, 1, 3},// depthwise 3x3 stride 2 (blocks of 15 outputs)
+    {1, 24, 12, 11, 10, 1, 1, 12, 11, 1, 1, 0, 0, 1, 1, 1},// 1x1, 132 pixels: runs of 4 panels packed at once + a tail
+    {1, 4, 10, 13, 6, 3, 3, 10, 13, 1, 1, 1, 1, 1, 1, 1},  // 3x3, K = 36, 130 pixels
 };
 
 }  // namespace
