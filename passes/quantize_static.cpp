@@ -12,7 +12,8 @@
 // include 0, zero point round(-min / scale). Weights (constant f32) s8, symmetric per output
 // channel (passes/integer_matmul.h). A value is quantized once, however many read it. Ops that
 // only move values (MaxPool, Flatten, Reshape, ...) pass on their input's parameters, so that
-// DequantizeLinear -> op -> QuantizeLinear can run on the 8-bit values. fuse_qdq, which runs
+// DequantizeLinear -> op -> QuantizeLinear can run on the 8-bit values; an Add of two quantized
+// values reads their DequantizeLinears (a residual Add in 8 bits after fuse_qdq). fuse_qdq, which runs
 // next, turns the Conv pattern into QLinearConv, so that chains of convolutions stay in 8 bits
 // and requantize in the int8 kernels' epilogue. Every kiln.Range is gone afterwards.
 #include "passes/quantize_static.h"
@@ -68,6 +69,28 @@ class StaticQuantizer {
 
   bool quantize(ir::Node& n) { return n.op() == "Conv" ? quantize_conv(n) : quantize_matmul(n); }
 
+  // Adds of two quantized values of the result's shape read both through their
+  // DequantizeLinear (as onnxruntime's QDQ quantizer has them do), so that fuse_qdq keeps them
+  // in 8 bits (kiln.QLinearAdd, with a Relu after it) where their result is quantized: a
+  // residual block's input otherwise reached its Add in f32, and the Add, its Relu and the
+  // quantization of the result ran in f32 on every run. Where the result stays f32 (the last
+  // block's, read by a pooling), reading the input dequantized lets the block before it fuse
+  // (its result then has no f32 reader).
+  void quantize_adds() {
+    std::vector<ir::Node*> adds;
+    for (const auto& n : graph_.nodes())
+      if (n->op() == "Add" && n->num_inputs() == 2 && n->output(0)->has_type()) adds.push_back(n.get());
+    for (ir::Node* add : adds) {
+      Quantized* a = known(add->input(0));
+      Quantized* b = known(add->input(1));
+      if (!a || !b || add->input(0)->shape() != add->output(0)->shape() ||
+          add->input(1)->shape() != add->output(0)->shape())
+        continue;
+      add->set_input(0, dequantized(*a));
+      add->set_input(1, dequantized(*b));
+    }
+  }
+
  private:
   // Records each kiln.Range's range for its input and removes it.
   void take_ranges() {
@@ -115,6 +138,13 @@ class StaticQuantizer {
                                        ir::Tensor::from_vector<uint8_t>(ir::DType::U8, {}, {p->zero_point}));
     q.q = add_node_after(graph_, x, "QuantizeLinear", {x, q.scale, q.zero_point}, x->name() + ".q")->output(0);
     return &(by_value_[x->name()] = q);
+  }
+
+  // x's quantization when x (or what x dequantizes) was quantized, else null.
+  Quantized* known(const ir::Value* x) {
+    auto d = dequantized_.find(x->name());
+    auto q = by_value_.find(d != dequantized_.end() ? d->second : x->name());
+    return q != by_value_.end() && x->has_type() ? &q->second : nullptr;
   }
 
   ir::Value* dequantized(Quantized& q) {
@@ -198,6 +228,7 @@ std::vector<std::string> quantize_static_except(ir::Graph& graph, const std::set
     const std::string name = n->name();  // the node may be replaced
     if (!keep_fp32.count(name) && quantizer.quantize(*n)) done.push_back(name);
   }
+  quantizer.quantize_adds();
   graph.remove_unused_values();
   return done;
 }
