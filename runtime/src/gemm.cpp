@@ -26,13 +26,13 @@ namespace {
 #else
 #define KILN_GEMM_DISPATCH 0
 #endif
-constexpr int64_t kMR = 6;
-constexpr int64_t kNR = 16;
+constexpr int64_t kMR = kGemmF32PanelA;
+constexpr int64_t kNR = kGemmF32PanelB;
 // Blocking measured on AMD Zen 4 (32 KiB L1d, 1 MiB L2), 1024^3, one core: kc 256 -> 512
 // raised the kernel from ~86 to ~93 GFLOP/s (the B micro-panel, kc x kNR floats, fills L1).
-constexpr int64_t kKC = 512;
-constexpr int64_t kMC = 72;    // multiple of kMR; kMC x kKC floats of A stay in L2
-constexpr int64_t kNC = 2048;  // multiple of kNR
+constexpr int64_t kKC = kGemmF32BlockK;
+constexpr int64_t kMC = 72;              // multiple of kMR; kMC x kKC floats of A stay in L2
+constexpr int64_t kNC = kGemmF32BlockN;  // multiple of kNR
 // Finished tiles get their bias and epilogue in groups this many columns wide (kMC x 128
 // floats: 36 KiB): per tile, the epilogue's call overhead on 16-float rows cost more than
 // the work itself (about a fifth of MobileNetV2's time).

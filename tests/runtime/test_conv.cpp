@@ -103,6 +103,17 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
       make(2, 40, 7, 7, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
       make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),
       make(1, 24, 14, 14, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
+      // the column matrix written in the GEMM's packed layout: more than one K block (512 rows),
+      // plain (8-wide output rows: panels of 16 span rows) and transposed (6-row panels), a
+      // stem (7x7 stride 2, whole 16-wide panels from one input row), stride 3, more taps
+      // than the cached 64, chunks of 160 positions with 576 rows, a 1x1 stride 2
+      make(1, 64, 15, 15, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 80, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 3, 64, 61, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1),
+      make(1, 3, 40, 41, 10, 7, 7, 3, 3, 3, 2, 3, 4, 1, 1, 1),
+      make(1, 2, 3, 80, 3, 1, 70, 1, 1, 0, 3, 0, 3, 1, 1, 1),
+      make(1, 64, 40, 40, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),
+      make(2, 24, 29, 29, 40, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1),
       // depthwise 3x3 (the row kernel): strides 1 and 2, pads 0..2, odd sizes, tiny planes
       make(2, 3, 11, 13, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3),
       make(1, 4, 12, 15, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4),
@@ -168,6 +179,9 @@ TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the 
       make(2, 8, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),     // transposed, grouped
       make(1, 4, 10, 11, 6, 3, 2, 2, 1, 2, 0, 1, 3, 1, 1, 2),    // plain GEMM, grouped
       make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // plain GEMM in chunks
+      make(1, 64, 15, 15, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // plain, two K blocks
+      make(1, 80, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // transposed, two K blocks
+      make(1, 3, 64, 61, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1),   // a stem
   };
   ThreadPool pool(2);
   uint32_t seed = 500;
@@ -196,7 +210,9 @@ TEST_CASE("conv2d scratch is zero for the 1x1 and depthwise paths") {
   CHECK(conv2d_scratch_floats(make(1, 8, 7, 7, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 49 * 16);
   CHECK(conv2d_scratch_floats(make(1, 8, 14, 14, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1)) == 0);
   CHECK(conv2d_scratch_floats(make(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6)) == 0);
-  CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64);
+  // The column matrix, in 16-wide panels, and 16 floats to align it to 64 bytes.
+  CHECK(conv2d_scratch_floats(make(1, 4, 8, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64 + 16);
+  CHECK(conv2d_scratch_floats(make(1, 4, 7, 7, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2)) == 2 * 9 * 64 + 16);
 }
 
 namespace {
@@ -229,6 +245,7 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
       make(2, 24, 30, 140, 33, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1, 1),  // rows longer than a segment, asymmetric pads
       make(1, 3, 2, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),       // smaller than a tile
       make(4, 160, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // chunks spanning images
+      make(1, 520, 6, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // two K blocks of the packed V
   };
   ThreadPool pool(2);
   ThreadPool pool3(3);  // uneven shares of the tiles (the 30 x 140 case: 6 chunks)

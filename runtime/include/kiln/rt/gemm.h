@@ -41,6 +41,28 @@ void gemm_f32_pack_a(bool trans_a, int64_t M, int64_t K, const float* A, int64_t
 size_t gemm_f32_packed_b_floats(int64_t K, int64_t N) noexcept;
 void gemm_f32_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb, float* packed) noexcept;
 
+// The packed layouts' geometry, for code that writes an operand straight into them (a
+// convolution's column matrix: built in a plain layout, it was copied a second time by the
+// GEMM's packing). Along K, both layouts hold blocks of kGemmF32BlockK rows (the last kc =
+// K - pc rows, block pc); within a block, panels of `width` columns (B, whose N must then be
+// at most kGemmF32BlockN) or rows (A) of kc steps of `width` values each. Element (k, j) of a
+// packed K x N B, or (j, k) of a packed M x K A (j < cols = N or M), thus lies at
+//   pc * round_up(cols, width) + j / width * (kc * width) + (k - pc) * width + j % width,
+// with width kGemmF32PanelB for B and kGemmF32PanelA for A; the columns (rows) past cols of the
+// last panel are zero.
+inline constexpr int64_t kGemmF32PanelA = 6;
+inline constexpr int64_t kGemmF32PanelB = 16;
+inline constexpr int64_t kGemmF32BlockK = 512;
+inline constexpr int64_t kGemmF32BlockN = 2048;
+// Such an operand is best 64-byte aligned (the kernel's 32-byte loads of it then never cross a
+// cache line): scratch that holds one has kGemmF32AlignFloats floats more, and the operand
+// starts at gemm_f32_align(scratch).
+inline constexpr int64_t kGemmF32AlignFloats = 16;
+inline float* gemm_f32_align(float* p) noexcept {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return p + (((a + 63) & ~uintptr_t{63}) - a) / sizeof(float);
+}
+
 // One operand of gemm_f32_ex: a plain matrix (data, ld, trans as in gemm_f32), or packed by
 // gemm_f32_pack_a / gemm_f32_pack_b for exactly this M, N, K (ld and trans then unused).
 struct GemmOperand {
