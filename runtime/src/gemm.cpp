@@ -278,6 +278,49 @@ __attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* 
   else
     store_rows<R, true>(acc[0], alpha, beta, c, ldc, ops);
 }
+
+// The left half (8 of the kNR columns) of a tile's kMR rows, for the last panel of a product
+// whose N leaves at most 8 columns there (14 x 14 = 196 positions: 12 panels and 4 columns;
+// Winograd's chunks of 56 tiles: 3 panels and 8), where the whole tile did twice the FMAs
+// needed. Two sums per accumulator (even and odd steps) keep 12 chains of FMAs in flight, as
+// the whole tile does. Into t, a kMR x kNR buffer as store_tile reads it (its columns 8 to 15
+// are left as they are).
+__attribute__((always_inline)) inline void vector_half(int64_t kc, const float* __restrict a,
+                                                       const float* __restrict b, float* __restrict t) {
+  vec8 acc[2][kMR] = {};
+  int64_t k = 0;
+  for (; k + 2 <= kc; k += 2) {
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+      vec8 b0;
+      std::memcpy(&b0, b + s * kNR, sizeof b0);
+#pragma GCC unroll 6
+      for (int i = 0; i < kMR; ++i) acc[s][i] += a[s * kMR + i] * b0;
+    }
+    a += 2 * kMR;
+    b += 2 * kNR;
+  }
+  if (k < kc) {
+    vec8 b0;
+    std::memcpy(&b0, b, sizeof b0);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i) acc[0][i] += a[i] * b0;
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) {
+    const vec8 v = acc[0][i] + acc[1][i];
+    std::memcpy(t + i * kNR, &v, sizeof v);
+  }
+}
+#endif
+
+// A tile's left half into a tile buffer (vector_half); nullptr: the whole tile is computed.
+using HalfFn = void (*)(int64_t kc, const float* a, const float* b, float* t);
+
+#if KILN_GEMM_DISPATCH
+KILN_AVX2_FMA void half_avx2_fma(int64_t kc, const float* a, const float* b, float* t) { vector_half(kc, a, b, t); }
+#elif defined(__GNUC__) || defined(__clang__)
+void half_vector(int64_t kc, const float* a, const float* b, float* t) { vector_half(kc, a, b, t); }
 #endif
 
 #if KILN_GEMM_DISPATCH
@@ -360,15 +403,17 @@ KernelFn tile_kernel() {
 
 struct EdgeKernels {
   EdgeFn rows[kMR] = {};  // rows[r]: the first r rows; rows[0] unused
+  HalfFn half = nullptr;  // the left 8 columns
 };
 
 EdgeKernels choose_edge_kernels() {
   EdgeKernels e;
 #if KILN_GEMM_DISPATCH
   if (tile_kernel() == kernel_avx2_fma)
-    e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>}};
+    e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>},
+         half_avx2_fma};
 #elif defined(__GNUC__) || defined(__clang__)
-  e = {{nullptr, edge_vector<1>, edge_vector<2>, edge_vector<3>, edge_vector<4>, edge_vector<5>}};
+  e = {{nullptr, edge_vector<1>, edge_vector<2>, edge_vector<3>, edge_vector<4>, edge_vector<5>}, half_vector};
 #endif
   return e;
 }
@@ -709,6 +754,9 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
             const KernelFn rows_fn = mr == kMR ? kernel : edge.rows[mr];
             if (nr == kNR && rows_fn != nullptr) {
               rows_fn(kc, ap, bp, alpha, beta_k, ctile, ldc, tile_ops);
+            } else if (nr <= kNR / 2 && edge.half != nullptr) {  // half a tile suffices
+              edge.half(kc, ap, bp, acc);
+              store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc, tile_ops);
             } else {  // a partial tile: into a tile buffer, then the part of it in C
               (rows_fn != nullptr ? rows_fn : kernel)(kc, ap, bp, 1.f, 0.f, acc, kNR, nullptr);
               store_tile(acc, mr, nr, alpha, beta_k, ctile, ldc, tile_ops);

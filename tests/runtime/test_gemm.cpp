@@ -99,6 +99,15 @@ TEST_CASE("gemm_f32 results do not depend on the thread count") {
   gemm_f32(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, c4.data(), N, &p4);
   CHECK(c1 == c2);
   CHECK(c1 == c4);
+  // Split by columns, the last panel 8 columns wide (computed as half a tile).
+  const int64_t m2 = 20, n2 = 200;
+  const auto a2 = random_floats(m2 * K, 15), b2 = random_floats(K * n2, 16);
+  std::vector<float> e1(m2 * n2), e2(m2 * n2), e4(m2 * n2);
+  gemm_f32(false, false, m2, n2, K, 1.f, a2.data(), K, b2.data(), n2, 0.f, e1.data(), n2, nullptr);
+  gemm_f32(false, false, m2, n2, K, 1.f, a2.data(), K, b2.data(), n2, 0.f, e2.data(), n2, &p2);
+  gemm_f32(false, false, m2, n2, K, 1.f, a2.data(), K, b2.data(), n2, 0.f, e4.data(), n2, &p4);
+  CHECK(e1 == e2);
+  CHECK(e1 == e4);
   // M == 1 with B transposed (an LSTM's recurrent step): rows of B eight at a time, the tail
   // one at a time; the split between the two must not move with the threads.
   const int64_t n1 = 1003, k1 = 515;
