@@ -40,7 +40,54 @@ void valid_range(int64_t n_out, int64_t n_in, int64_t stride, int64_t offset, in
 // positions along M, panels of kGemmF32PanelA) for the transposed one. Built in a plain layout,
 // the GEMM copied it a second time into its panels (the stem: 7% of its time; on two threads
 // each thread packed all of it when the product was split by rows).
-enum class ColLayout { kPackedB, kPackedA };
+// A 1x1 strided conv's column matrix (its input subsampled: ResNet's downsampling convs) is
+// still built plain, row by row, and packed by the GEMM: each row is then a long strided
+// run of one channel, and written in panels its reads went to 256 channels per panel (1x1
+// stride 2, 256 -> 512 at 56 x 56: 4-15% slower in the model, the input coming from L3).
+enum class ColLayout { kPlain, kPackedB, kPackedA };
+
+ColLayout col_layout(const Conv2dParams& p, bool transposed) {
+  if (p.KH * p.KW == 1) return ColLayout::kPlain;
+  return transposed ? ColLayout::kPackedA : ColLayout::kPackedB;
+}
+
+// ColLayout::kPlain: columns [j0, j0 + nb) (output positions, row-major over OH x OW) of the
+// column matrix for one image and group, as a kg x nb matrix: row (c, kh, kw) holds, for each of those output
+// positions, the input value it multiplies (0 in padding). Rows [r0, r1) only.
+void im2col_rows(const Conv2dParams& p, const float* x, float* col, int64_t j0, int64_t nb, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t kw = r % p.KW, kh = (r / p.KW) % p.KH, c = r / (p.KW * p.KH);
+    const float* xc = x + c * p.H * p.W;
+    float* out = col + r * nb;
+    const int64_t off_w = kw * p.dil_w - p.pad_left;  // input column of ow: ow * stride_w + off_w
+    int64_t w_lo, w_hi;
+    valid_range(p.OW, p.W, p.stride_w, off_w, w_lo, w_hi);
+    for (int64_t j = j0; j < j0 + nb;) {
+      // The part of output row oh in this chunk: columns [ow0, ow1), at out[j - j0 ...].
+      const int64_t oh = j / p.OW, ow0 = j % p.OW;
+      const int64_t ow1 = p.OW - ow0 < j0 + nb - j ? p.OW : ow0 + (j0 + nb - j);
+      float* o = out + (j - j0);  // o[i] is column ow0 + i
+      const int64_t n = ow1 - ow0;
+      j += n;
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      if (ih < 0 || ih >= p.H) {
+        std::memset(o, 0, sizeof(float) * n);
+        continue;
+      }
+      const float* xr = xc + ih * p.W;
+      const int64_t lo = w_lo < ow0 ? ow0 : (w_lo > ow1 ? ow1 : w_lo);
+      const int64_t hi = w_hi > ow1 ? ow1 : (w_hi < lo ? lo : w_hi);
+      for (int64_t ow = ow0; ow < lo; ++ow) o[ow - ow0] = 0.f;
+      if (p.stride_w == 1) {
+        if (hi > lo) std::memcpy(o + (lo - ow0), xr + (lo + off_w), sizeof(float) * (hi - lo));
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) o[ow - ow0] = xr[ow * p.stride_w + off_w];
+      }
+      for (int64_t ow = hi; ow < ow1; ++ow) o[ow - ow0] = 0.f;
+    }
+  }
+}
+
 
 // d[i] = xr[i * S] for i < W, reading xr[0 .. (W - 1) * S] only.
 template <int64_t W, int64_t S>
@@ -206,22 +253,33 @@ void im2col_panels(const Conv2dParams& p, ColLayout layout, const float* x, floa
     (b ? im2col_packed_panels<kGemmF32PanelB, 0> : im2col_packed_panels<kGemmF32PanelA, 0>)(p, x, col, j0, nb, q0, q1);
 }
 
-// Floats of a packed column matrix for nb positions.
+// Floats of a column matrix for nb positions (a plain one as much as in B's panels: a
+// multiple of 16).
 int64_t packed_col_floats(int64_t kg, int64_t nb, ColLayout layout) {
-  const int64_t w = layout == ColLayout::kPackedB ? kGemmF32PanelB : kGemmF32PanelA;
+  const int64_t w = layout == ColLayout::kPackedA ? kGemmF32PanelA : kGemmF32PanelB;
   return kg * ((nb + w - 1) / w * w);
 }
 
-// The whole column matrix for positions [j0, j0 + nb), its panels split across the pool
+// Rows (plain) or panels [i0, i1) of the column matrix in `layout`.
+void im2col_part(const Conv2dParams& p, ColLayout layout, const float* x, float* col, int64_t j0, int64_t nb,
+                 int64_t i0, int64_t i1) {
+  if (layout == ColLayout::kPlain)
+    im2col_rows(p, x, col, j0, nb, i0, i1);
+  else
+    im2col_panels(p, layout, x, col, j0, nb, i0, i1);
+}
+
+// The whole column matrix for positions [j0, j0 + nb), its rows or panels split across the pool
 // (nullptr: serial). A one-chunk layer (ResNet's stride-2 3 x 3 convs: 2304 x 196 floats) built
 // its column matrix on one thread while the other waited for the GEMM: the layer ran no faster
 // on two threads than on one.
 void im2col_cols(const Conv2dParams& p, ColLayout layout, const float* x, float* col, int64_t j0, int64_t nb,
                  ThreadPool* pool) {
   const int64_t kg = p.C / p.group * p.KH * p.KW;
-  const int64_t w = layout == ColLayout::kPackedB ? kGemmF32PanelB : kGemmF32PanelA, panels = (nb + w - 1) / w;
+  const int64_t w = layout == ColLayout::kPackedA ? kGemmF32PanelA : kGemmF32PanelB;
+  const int64_t parts = layout == ColLayout::kPlain ? kg : (nb + w - 1) / w;
   if (pool == nullptr || pool->size() == 1 || kg * nb < 16384) {
-    im2col_panels(p, layout, x, col, j0, nb, 0, panels);
+    im2col_part(p, layout, x, col, j0, nb, 0, parts);
     return;
   }
   struct Args {
@@ -231,8 +289,8 @@ void im2col_cols(const Conv2dParams& p, ColLayout layout, const float* x, float*
     float* col;
     int64_t j0, nb;
   } args{&p, layout, x, col, j0, nb};
-  parallel_for(pool, panels, [a = &args](int64_t q0, int64_t q1) {
-    im2col_panels(*a->p, a->layout, a->x, a->col, a->j0, a->nb, q0, q1);
+  parallel_for(pool, parts, [a = &args](int64_t i0, int64_t i1) {
+    im2col_part(*a->p, a->layout, a->x, a->col, a->j0, a->nb, i0, i1);
   });
 }
 
@@ -289,8 +347,9 @@ struct ConvGemm {
 void run_chunk(const ConvGemm& a, int64_t j0, int64_t n, float* col, ThreadPool* gemm_pool) {
   GemmOperand b{a.xg + j0, a.ohw, false, false};
   if (!a.pointwise) {
-    im2col_cols(*a.p, ColLayout::kPackedB, a.xg, col, j0, n, gemm_pool);
-    b = GemmOperand{col, 0, false, true};
+    const ColLayout layout = col_layout(*a.p, false);
+    im2col_cols(*a.p, layout, a.xg, col, j0, n, gemm_pool);
+    b = layout == ColLayout::kPlain ? GemmOperand{col, n, false, false} : GemmOperand{col, 0, false, true};
   }
   // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
   gemm_f32_ex(a.mg, n, a.kg, 1.f, a.wa, b, 0.f, a.y + j0, a.ohw, a.bias, *a.epilogue, a.y0 + j0, gemm_pool);
@@ -320,7 +379,7 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
   const Conv2dParams& p = *ga.p;
   const int64_t cg = p.C / p.group;
   float* col = ga.pointwise ? nullptr : gemm_f32_align(ga.scratch);
-  float* t = ga.pointwise ? ga.scratch : col + packed_col_floats(ga.kg, ga.ohw, ColLayout::kPackedA);
+  float* t = ga.pointwise ? ga.scratch : col + packed_col_floats(ga.kg, ga.ohw, col_layout(p, true));
   for (int64_t n = 0; n < p.N; ++n) {
     for (int64_t g = 0; g < p.group; ++g) {
       ga.xg = x + (n * p.C + g * cg) * p.H * p.W;
@@ -329,8 +388,9 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
       ga.bias = bias ? bias + g * ga.mg : nullptr;
       GemmOperand a{ga.xg, ga.ohw, true, false};
       if (!ga.pointwise) {
-        im2col_cols(p, ColLayout::kPackedA, ga.xg, col, 0, ga.ohw, pool);
-        a = GemmOperand{col, 0, false, true};
+        const ColLayout layout = col_layout(p, true);
+        im2col_cols(p, layout, ga.xg, col, 0, ga.ohw, pool);
+        a = layout == ColLayout::kPlain ? GemmOperand{col, ga.ohw, true, false} : GemmOperand{col, 0, false, true};
       }
       const GemmOperand wb = w_packed ? GemmOperand{w + g * static_cast<int64_t>(gemm_f32_packed_b_floats(ga.kg, ga.mg)),
                                                     0, false, true}
@@ -590,13 +650,13 @@ size_t conv2d_scratch_floats(const Conv2dParams& p) noexcept {
   if (is_direct(p)) return 0;
   if (use_transposed(p)) {  // the column matrix (unless 1x1), then Y^T
     const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW;
-    const int64_t col = is_pointwise(p) ? 0 : kGemmF32AlignFloats + packed_col_floats(kg, ohw, ColLayout::kPackedA);
+    const int64_t col = is_pointwise(p) ? 0 : kGemmF32AlignFloats + packed_col_floats(kg, ohw, col_layout(p, true));
     return static_cast<size_t>(col + ohw * (p.M / p.group));
   }
   if (p.group <= 0 || is_depthwise(p) || is_pointwise(p) || p.OH <= 0 || p.OW <= 0) return 0;
   const int64_t kg = p.C / p.group * p.KH * p.KW, ohw = p.OH * p.OW, nb = chunk_cols(kg, ohw, false);
   // Every chunk its own part (64-byte aligned, see gemm_f32_align).
-  const int64_t part = packed_col_floats(kg, nb, ColLayout::kPackedB);
+  const int64_t part = packed_col_floats(kg, nb, col_layout(p, false));
   return static_cast<size_t>(kGemmF32AlignFloats + part * ((ohw + nb - 1) / nb));
 }
 
@@ -698,7 +758,7 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t c0 = tiles * i / threads * 16, c1 = i + 1 == threads ? a->ohw : tiles * (i + 1) / threads * 16;
             // Parts of a multiple of 16 floats: each 64-byte aligned.
-            const int64_t part = packed_col_floats(a->kg, a->nb, ColLayout::kPackedB);
+            const int64_t part = packed_col_floats(a->kg, a->nb, col_layout(*a->p, false));
             float* col = a->pointwise ? nullptr : gemm_f32_align(a->scratch) + i * part;
             run_chunks(*a, c0, c1, col, nullptr);
           }
