@@ -23,6 +23,11 @@ an LSTM with hidden size 512 over 512 steps), at every batch size:
 a machine other jobs share, they then cannot preempt the measured threads, and wall times
 come out close to a quiet machine's.
 
+Before and after the timings, bench/core_latency.cpp measures a cache line's round trip between
+CPUs 0 and 1 (printed under the table, `core_round_trip_ns` in the JSON): on a VM the two cores
+may sit close (about 55 ns) or far apart on the host (300+ ns), which changes every 2-thread
+figure, kiln's and ORT's (docs/cpu_perf.md, "Two threads").
+
 Prints a table and writes OUT/results.json. Benchmarks are not tests: nothing here fails on a
 timing; a model kiln cannot compile is reported with the compiler's reason.
 """
@@ -69,6 +74,9 @@ def main():
 
     peak = measure_peak(a.out)
     log(f"peak fp32 FMA throughput, one core: {peak:.1f} GFLOP/s")
+    probe = build_core_latency(a.out)
+    round_trip = [core_round_trip_ns(probe)]
+    log(f"core-to-core round trip: {round_trip[0]:.0f} ns")
     model_dir = os.path.join(a.out, "models")
     manifest = generate_models(a.python, model_dir, batches, models)
     rows = []
@@ -82,7 +90,9 @@ def main():
             if entry["batch"] is None and batch != batches[0]:
                 continue  # no batch dimension: measured once
             rows += bench_model(a, name, model_dir, entry, batch, threads, peak)
+    round_trip.append(core_round_trip_ns(probe))
     result = {"schema": "kiln-cpu-bench/1", "machine": machine(), "peak_fma_gflops_1core": peak,
+              "core_round_trip_ns": round_trip,
               "rounds": a.rounds, "runs_per_round": a.runs, "realtime": a.realtime, "rows": rows}
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(result, f, indent=2)
@@ -223,6 +233,23 @@ def measure_peak(out):
     return float(run([exe]).stdout.split()[0])
 
 
+def build_core_latency(out):
+    exe = os.path.join(out, "core_latency")
+    run(["g++", "-O2", "-pthread", os.path.join(REPO, "bench", "core_latency.cpp"), "-o", exe])
+    return exe
+
+
+def core_round_trip_ns(exe):
+    """A cache line's round trip between CPUs 0 and 1 (bench/core_latency.cpp), timed as the
+    engines are: 2-thread rows are comparable only between runs where it was alike (about 55 ns
+    with the cores close, 300+ far apart)."""
+    try:
+        c = subprocess.run(TIMED_PREFIX + [exe], capture_output=True, text=True, timeout=60)
+        return float(c.stdout.split()[0])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return float("nan")
+
+
 def machine():
     cpu = ""
     try:
@@ -241,6 +268,10 @@ def print_table(result):
           f"peak fp32 FMA (1 core) {result['peak_fma_gflops_1core']:.1f} GFLOP/s; "
           f"median of {result['rounds']} rounds x {result['runs_per_round']} runs"
           + ("; timed under chrt -f 50" if result.get("realtime") else ""))
+    if result.get("core_round_trip_ns"):
+        print("core-to-core round trip before / after the timings: "
+              + " / ".join(f"{ns:.0f} ns" for ns in result["core_round_trip_ns"])
+              + " (about 55 close, 300+ far apart: 2-thread rows compare only within one state)")
     print(f"| {'model':18} | batch | threads | kiln ms | ORT ms | kiln/ORT | max err/scale | GFLOP/s kiln (ORT) |")
     print(f"|{'-' * 20}|-------|---------|---------|--------|----------|---------------|--------------------|")
     for r in result["rows"]:
