@@ -159,7 +159,7 @@ def time_kiln(exe, in_args, threads, runs):
     # One warm-up run inside the process: the executable times every run, so ask for
     # runs + 1 and drop nothing; its median over runs+1 barely moves with the cold first run.
     c = run(TIMED_PREFIX + [exe] + in_args + ["--threads", str(threads), "--repeat", str(runs + 1)])
-    m = re.search(r"median ([0-9.]+) ms.*cpu time median ([0-9.]+) ms", c.stderr)
+    m = re.search(r"median ([0-9.]+) ms.*cpu time mean ([0-9.]+) ms", c.stderr)
     if not m:
         raise SystemExit(f"{exe}: no latency in its output:\n{c.stderr}")
     return float(m.group(1)), float(m.group(2))

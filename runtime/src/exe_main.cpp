@@ -296,17 +296,24 @@ class Execution {
       throw Failure{"cannot create the model context (threads=" + std::to_string(o_.threads) + ")"};
     if (!o_.profile.empty()) start_profiling();
     if (o_.bench_worker) return serve();
-    std::vector<double> ms, cpu_ms;
+    // The CPU time window leaves out the first run (cold caches, first touch of the arena)
+    // when there are others.
+    std::vector<double> ms;
+    double cpu0 = process_cpu_ms();
     for (int r = 0; r < o_.repeat; ++r) {
-      const double c0 = process_cpu_ms();
       ms.push_back(run_once());
-      cpu_ms.push_back(process_cpu_ms() - c0);
+      if (r == 0 && o_.repeat > 1) cpu0 = process_cpu_ms();
     }
+    const double cpu_per_run = (process_cpu_ms() - cpu0) / std::max(1, o_.repeat - 1);
     if (o_.repeat > 1) {
       // CPU time (all threads) beside the wall time: on a shared machine the wall time includes
       // time spent descheduled, the CPU time does not (benchmarks quote kernel efficiency by it).
-      std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms; cpu time median %.3f ms\n",
-                   o_.repeat, median_of(ms), *std::min_element(ms.begin(), ms.end()), median_of(cpu_ms));
+      // It is a mean over the runs, not a per-run median: Linux adds a running worker thread's
+      // time to the process clock only at scheduler ticks (every few ms), so a run shorter than
+      // a tick reads either none or a whole tick of the workers' time.
+      std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms; cpu time mean %.3f ms (runs 2-%d)\n",
+                   o_.repeat, median_of(ms), *std::min_element(ms.begin(), ms.end()), cpu_per_run,
+                   o_.repeat);
     }
     if (!o_.profile.empty()) {
       std::string e;

@@ -149,6 +149,7 @@ TEST_CASE("exe_main writes outputs with -o and sanitized names") {
   auto c = run({f.x, f.bias, "-o", out.string(), "--repeat", "3"});
   REQUIRE_MESSAGE(c.rc == 0, c.err);
   CHECK(c.err.find("latency over 3 runs: median") != std::string::npos);
+  CHECK(c.err.find("cpu time mean") != std::string::npos);  // bench.py parses it
   HostTensor y, idx;
   std::string e;
   REQUIRE_MESSAGE(read_npy((out / "y_out_0.npy").string(), y, e), e);
