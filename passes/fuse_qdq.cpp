@@ -11,7 +11,9 @@
 //     w_scale[n] * alpha) [+ beta * C], f32 (as quantize_static lowers a Gemm; a classifier's
 //     weights then stay 8-bit instead of being dequantized on every run)
 //   Add(DequantizeLinear(aq), DequantizeLinear(bq)) [-> Relu] -> QuantizeLinear, same shapes,
-//     becomes kiln.QLinearAdd (the same f32 arithmetic in one pass over the 8-bit values)
+//     becomes kiln.QLinearAdd (one pass over the 8-bit values, computed as ONNX Runtime's
+//     QLinearAdd: a value differs by one step from the f32 ops' only where their sum lies within
+//     float rounding of a half-integer)
 //   MaxPool(DequantizeLinear(xq)) -> QuantizeLinear, with the same scale (positive) and zero
 //     point on both sides, becomes MaxPool(xq): the maximum commutes with a monotonic
 //     quantization, and quantizing a dequantized value gives it back

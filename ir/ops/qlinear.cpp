@@ -448,8 +448,9 @@ void register_qlinear_ops(Registry& r) {
   });
   r.add(OpDef{
       .name = "kiln.QLinearAdd",
-      .summary = "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)) per tensor, same shapes, in f32 as "
-                 "those ops compute it (fuse_qdq makes it)",
+      .summary = "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)) per tensor, same shapes, computed as "
+                 "ONNX Runtime's QLinearAdd: fma(A, A_scale / C_scale, fma(B, B_scale / C_scale, c)) with the zero "
+                 "points in c, rounded half to even (fuse_qdq makes it)",
       .inputs = {{"A"}, {"A_scale"}, {"A_zero_point", true}, {"B"}, {"B_scale"}, {"B_zero_point", true},
                  {"C_scale"}, {"C_zero_point", true}},
       .outputs = {"C"},

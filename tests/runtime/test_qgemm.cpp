@@ -384,29 +384,3 @@ TEST_CASE("requantize_f32 rounds half to even and saturates") {
   CHECK(requantize_f32<int8_t>(INT32_MIN, 1.0f, 0) == -128);
 }
 
-TEST_CASE("qlinear_add equals DequantizeLinear, Add, QuantizeLinear in f32, saturating at both ends") {
-  const int64_t n = 1000;  // blocks of 256 and a remainder
-  const auto a = random_ints<uint8_t>(n, 70, 0, 255);
-  const auto b = random_ints<uint8_t>(n, 71, 0, 255);
-  const float sa = 0.031f, sb = 0.047f, za = 120, zb = 3;
-  const QuantLayout per_tensor{1, 1, n, 1, 0, 0, 0};
-  std::vector<float> fa(n), fb(n), sum(n);
-  const uint8_t za8 = 120, zb8 = 3;
-  dequantize_linear<uint8_t, float, float>(a.data(), &sa, &za8, fa.data(), per_tensor);
-  dequantize_linear<uint8_t, float, float>(b.data(), &sb, &zb8, fb.data(), per_tensor);
-  for (int64_t i = 0; i < n; ++i) sum[i] = fa[i] + fb[i];
-  for (const float sy : {0.05f, 0.011f}) {  // the second saturates often
-    for (const int32_t zy : {0, 77}) {
-      std::vector<uint8_t> want(n), got(n, 1);
-      const uint8_t zy8 = static_cast<uint8_t>(zy);
-      quantize_linear<float, float, uint8_t>(sum.data(), &sy, &zy8, want.data(), per_tensor, KILN_F32, true);
-      qlinear_add<uint8_t, uint8_t, uint8_t>(a.data(), sa, za, b.data(), sb, zb, sy, float(zy), got.data(), n);
-      CHECK(got == want);
-    }
-    std::vector<int8_t> want(n), got(n, 1);
-    const int8_t zy8 = -5;
-    quantize_linear<float, float, int8_t>(sum.data(), &sy, &zy8, want.data(), per_tensor, KILN_F32, true);
-    qlinear_add<uint8_t, uint8_t, int8_t>(a.data(), sa, za, b.data(), sb, zb, sy, -5.0f, got.data(), n);
-    CHECK(got == want);
-  }
-}

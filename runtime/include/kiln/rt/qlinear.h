@@ -120,29 +120,55 @@ void qlinear_conv2d(const Conv2dParams& p, const X* x, S x_scale, int32_t x_zero
 }
 
 // kiln.QLinearAdd: y = QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) per tensor,
-// n elements each, in f32 step by step as those three ops compute it (quantize.h's per-tensor
-// loops), so exactly their result. Each dequantized operand is stored in a block before the
-// sum, so that no compiler merges a product and the sum into one fused multiply-add.
+// n elements each, computed as ONNX Runtime's QLinearAdd (MLAS) computes it: with the scales'
+// ratios ra = a_scale / y_scale, rb = b_scale / y_scale and the zero points folded into one
+// constant c = y_zero_point - ra a_zero_point - rb b_zero_point,
+//   v = fma(a, ra, fma(b, rb, c)), clamped to Y's range (NaN to the low end), rounded half to even.
+// Against the three f32 ops (dequantize, add, quantize) one at a time, a value differs by one
+// step only where the sum lies within a few float roundings (about 1e-4 here) of a half-integer.
+struct QLinearAddParams {
+  bool a_signed, b_signed, y_signed;  // s8, else u8
+  float ra, rb, c;
+};
+
+inline QLinearAddParams qlinear_add_params(bool a_signed, bool b_signed, bool y_signed, float a_scale,
+                                           float a_zero_point, float b_scale, float b_zero_point, float y_scale,
+                                           float y_zero_point) noexcept {
+  const float ra = a_scale / y_scale, rb = b_scale / y_scale;
+  const auto c = static_cast<float>(static_cast<double>(y_zero_point) - static_cast<double>(ra) * a_zero_point -
+                                    static_cast<double>(rb) * b_zero_point);
+  return {a_signed, b_signed, y_signed, ra, rb, c};
+}
+
+// The reference loop of the formula above.
+template <class A, class B, class Y>
+void qlinear_add_reference(const QLinearAddParams& p, const A* a, const B* b, Y* y, int64_t n) noexcept {
+  const auto lo = static_cast<float>(std::numeric_limits<Y>::lowest());
+  const auto hi = static_cast<float>(std::numeric_limits<Y>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    float v = std::fma(static_cast<float>(a[i]), p.ra, std::fma(static_cast<float>(b[i]), p.rb, p.c));
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    y[i] = static_cast<Y>(static_cast<int32_t>(std::nearbyint(v)));
+  }
+}
+
+// Which loop qlinear_add_8bit runs: the best the CPU has (automatic), or one named for tests
+// (a kernel the CPU lacks falls back to the next one it has).
+enum class QAddIsa { automatic, portable, avx2, avx512 };
+
+// qlinear_add_reference's result, 16 values an instruction with AVX-512 or 8 with AVX2 and FMA
+// where the CPU has them (qlinear_add.cpp); the reference loop elsewhere.
+void qlinear_add_8bit(const QLinearAddParams& p, const void* a, const void* b, void* y, int64_t n,
+                      QAddIsa isa = QAddIsa::automatic) noexcept;
+
 template <class A, class B, class Y>
 void qlinear_add(const A* a, float a_scale, float a_zero_point, const B* b, float b_scale, float b_zero_point,
                  float y_scale, float y_zero_point, Y* y, int64_t n) noexcept {
-  constexpr int64_t kBlock = 256;
-  float fa[kBlock], fb[kBlock];
-  const float lo = static_cast<float>(std::numeric_limits<Y>::lowest()) - y_zero_point;
-  const float hi = static_cast<float>(std::numeric_limits<Y>::max()) - y_zero_point;
-  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-    const int64_t m = n - i0 < kBlock ? n - i0 : kBlock;
-    for (int64_t i = 0; i < m; ++i) fa[i] = (static_cast<float>(a[i0 + i]) - a_zero_point) * a_scale;
-    for (int64_t i = 0; i < m; ++i) fb[i] = (static_cast<float>(b[i0 + i]) - b_zero_point) * b_scale;
-    for (int64_t i = 0; i < m; ++i) {
-      float q = (fa[i] + fb[i]) / y_scale;
-      q = q == q ? q : 0.0f;
-      q = q > lo ? q : lo;
-      q = q < hi ? q : hi;
-      q = (q + 12582912.0f) - 12582912.0f;  // round half to even (exact for |q| <= 2^22)
-      y[i0 + i] = static_cast<Y>(static_cast<int32_t>(q + y_zero_point));
-    }
-  }
+  static_assert(sizeof(A) == 1 && sizeof(B) == 1 && sizeof(Y) == 1, "kiln.QLinearAdd takes 8-bit tensors");
+  qlinear_add_8bit(qlinear_add_params(std::is_signed_v<A>, std::is_signed_v<B>, std::is_signed_v<Y>, a_scale,
+                                      a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point),
+                   a, b, y, n);
 }
 
 }  // namespace kiln::rt
