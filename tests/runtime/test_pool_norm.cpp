@@ -269,6 +269,9 @@ TEST_CASE("maxpool2d_u8 and maxpool2d_s8 match a checked loop; padding never win
   // N, C, H, W, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw
   const Pool2dParams cases[] = {
       {1, 4, 112, 112, 3, 3, 56, 56, 2, 2, 1, 1, 1, 1},  // ResNet's stem
+      {1, 2, 9, 66, 3, 3, 5, 33, 2, 2, 1, 1, 1, 1},      // rows of 16 + 16 + 1 outputs
+      {1, 2, 6, 48, 3, 3, 3, 24, 2, 2, 1, 1, 1, 1},      // 16 + 8
+      {1, 1, 5, 33, 3, 3, 2, 16, 2, 2, 0, 0, 1, 1},      // 16, no padding
       {2, 3, 13, 17, 3, 3, 7, 9, 2, 2, 1, 1, 1, 1},
       {1, 2, 9, 11, 3, 3, 9, 11, 1, 1, 1, 1, 1, 1},
       {1, 2, 12, 13, 3, 2, 4, 6, 3, 2, 0, 1, 2, 1},
