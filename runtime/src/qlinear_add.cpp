@@ -27,6 +27,21 @@ void reference(const QLinearAddParams& p, const void* a, const void* b, void* y,
 
 #if KILN_QADD_X86
 
+// 16 values of the formula, narrowed to bytes (the clamp keeps them in Y's range).
+template <bool AS, bool BS>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"))) inline __m128i sixteen(__m512 ra, __m512 rb, __m512 c,
+                                                                                 __m512 lo, __m512 hi, __m128i va,
+                                                                                 __m128i vb) {
+  const __m512 fa = _mm512_cvtepi32_ps(AS ? _mm512_cvtepi8_epi32(va) : _mm512_cvtepu8_epi32(va));
+  const __m512 fb = _mm512_cvtepi32_ps(BS ? _mm512_cvtepi8_epi32(vb) : _mm512_cvtepu8_epi32(vb));
+  // max_ps returns its second operand for NaN: the low end, as the reference
+  const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(fa, ra, _mm512_fmadd_ps(fb, rb, c)), lo), hi);
+  __m128i o = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v));
+  __asm__("" : "+v"(o));  // narrowed in a register: vpmovdb straight to memory is microcoded
+  return o;
+}
+
+// Full vectors with plain loads (folded into vpmovzxbd) and stores, the last partial one masked.
 template <bool AS, bool BS, bool YS>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) void add_avx512(const QLinearAddParams& p, const void* a,
                                                                           const void* b, void* y, int64_t n) {
@@ -35,16 +50,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) void add_avx512(const Q
   auto* py = static_cast<unsigned char*>(y);
   const __m512 ra = _mm512_set1_ps(p.ra), rb = _mm512_set1_ps(p.rb), c = _mm512_set1_ps(p.c);
   const __m512 lo = _mm512_set1_ps(YS ? -128.0f : 0.0f), hi = _mm512_set1_ps(YS ? 127.0f : 255.0f);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 mask = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pa + i));
+    const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(py + i), sixteen<AS, BS>(ra, rb, c, lo, hi, va, vb));
+  }
+  if (i < n) {
+    const auto mask = static_cast<__mmask16>((1u << (n - i)) - 1);
     const __m128i va = _mm_maskz_loadu_epi8(mask, pa + i), vb = _mm_maskz_loadu_epi8(mask, pb + i);
-    const __m512 fa = _mm512_cvtepi32_ps(AS ? _mm512_cvtepi8_epi32(va) : _mm512_cvtepu8_epi32(va));
-    const __m512 fb = _mm512_cvtepi32_ps(BS ? _mm512_cvtepi8_epi32(vb) : _mm512_cvtepu8_epi32(vb));
-    // max_ps returns its second operand for NaN: the low end, as the reference
-    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(fa, ra, _mm512_fmadd_ps(fb, rb, c)), lo), hi);
-    __m128i o = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v));
-    __asm__("" : "+v"(o));  // narrowed in a register: vpmovdb straight to memory is microcoded
-    _mm_mask_storeu_epi8(py + i, mask, o);
+    _mm_mask_storeu_epi8(py + i, mask, sixteen<AS, BS>(ra, rb, c, lo, hi, va, vb));
   }
 }
 
