@@ -205,11 +205,72 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_v
   for (int r = 0; r < R; ++r) store_requantized(q, acc[r], _mm512_set1_ps(scale[r]), mask, y + r * y_stride);
 }
 
+// dpbusd_broadcast on 256 bits.
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) inline __m256i dpbusd_broadcast(
+    __m256i acc, __m256i v, const uint8_t* w) {
+#if defined(__GNUC__) && !defined(__clang__)
+  using quad = int32_t __attribute__((may_alias, aligned(1)));
+  __asm__("vpdpbusd %2%{1to8%}, %1, %0" : "+v"(acc) : "v"(v), "m"(*reinterpret_cast<const quad*>(w)));
+  return acc;
+#else
+  return _mm256_dpbusd_epi32(acc, v, _mm256_set1_epi32(load_i32(w)));
+#endif
+}
+
+// tile_vnni_requant for a last panel of at most 8 columns (a 7 x 7 plane's 49th pixel, a
+// 14 x 14 plane's last 4): the first half of each group of the panel on 256-bit registers, which
+// Zen 4 multiplies two at a time where it takes a 512-bit one a cycle; the groups alternate
+// between two sets of sums so that more of them are in flight.
+template <int R, bool Signed>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile_vnni_requant_half(
+    int64_t kq, const uint8_t* a, const uint8_t* b, int64_t n, const int32_t* add, const float* scale,
+    int32_t zero_point, unsigned char* y, int64_t y_stride) {
+  __m256i acc[R], acc2[R];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    acc[r] = _mm256_set1_epi32(add[r]);
+    acc2[r] = _mm256_setzero_si256();
+  }
+  int64_t g = 0;
+  for (; g + 2 <= kq; g += 2) {
+    const __m256i bv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64));
+    const __m256i bv2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 64));
+    const uint8_t* ag = a + g * kMR * 4;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      acc[r] = dpbusd_broadcast(acc[r], bv, ag + r * 4);
+      acc2[r] = dpbusd_broadcast(acc2[r], bv2, ag + kMR * 4 + r * 4);
+    }
+  }
+  if (g < kq) {
+    const __m256i bv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + g * 64));
+    const uint8_t* ag = a + g * kMR * 4;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) acc[r] = dpbusd_broadcast(acc[r], bv, ag + r * 4);
+  }
+  const Requant16 q = requant16<Signed>(zero_point);
+  const auto mask = static_cast<__mmask16>((1u << n) - 1);
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r)
+    store_requantized(q, _mm512_zextsi256_si512(_mm256_add_epi32(acc[r], acc2[r])), _mm512_set1_ps(scale[r]), mask,
+                      y + r * y_stride);
+}
+
 template <bool Signed>
 void kernel_vnni_requant(int64_t kq, const void* bcast, const void* vec, int rows, int64_t n, const int32_t* add,
                          const float* scale, int32_t zero_point, unsigned char* y, int64_t y_stride) {
   const auto* a = static_cast<const uint8_t*>(bcast);
   const auto* b = static_cast<const uint8_t*>(vec);
+  if (n <= 8) {
+    switch (rows) {
+      case 1: return tile_vnni_requant_half<1, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+      case 2: return tile_vnni_requant_half<2, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+      case 3: return tile_vnni_requant_half<3, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+      case 4: return tile_vnni_requant_half<4, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+      case 5: return tile_vnni_requant_half<5, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+      default: return tile_vnni_requant_half<6, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride);
+    }
+  }
   switch (rows) {
     case 1: tile_vnni_requant<1, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;
     case 2: tile_vnni_requant<2, Signed>(kq, a, b, n, add, scale, zero_point, y, y_stride); break;

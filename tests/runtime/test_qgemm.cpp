@@ -248,6 +248,10 @@ const Conv2dParams kConvCases[] = {
     {1, 3, 30, 30, 3, 3, 3, 15, 15, 2, 2, 1, 1, 1, 1, 3},// depthwise 3x3 stride 2 (blocks of 15 outputs)
     {1, 24, 12, 11, 10, 1, 1, 12, 11, 1, 1, 0, 0, 1, 1, 1},// 1x1, 132 pixels: runs of 4 panels packed at once + a tail
     {1, 4, 10, 13, 6, 3, 3, 10, 13, 1, 1, 1, 1, 1, 1, 1},  // 3x3, K = 36, 130 pixels
+    {1, 35, 7, 7, 13, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1},    // 3x3 on 7 x 7: last panel 1 pixel (half tile), 79 groups
+    {1, 30, 14, 14, 11, 1, 1, 14, 14, 1, 1, 0, 0, 1, 1, 1},// 1x1 on 14 x 14: last panel 4 pixels, 8 groups
+    {1, 9, 8, 12, 7, 1, 1, 8, 12, 1, 1, 0, 0, 1, 1, 1},    // 96 pixels: a last panel of exactly 16
+    {1, 9, 5, 5, 7, 1, 1, 5, 3, 1, 2, 0, 0, 1, 1, 1},      // 15 pixels: one panel of 15 (a full tile)
 };
 
 }  // namespace
