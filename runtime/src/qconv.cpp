@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include <cstdint>
 #include <cstdlib>
@@ -247,6 +248,176 @@ void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t 
   }
 }
 
+// ---- convolutions from a channel-interleaved copy of the input ------------------------------
+//
+// With K ordered (kh, kw, c) instead of (c, kh, kw) and C a multiple of 4, a group of 4 rows of
+// the column matrix is 4 consecutive channels at one tap. The input is stored once per run as
+// XP[C / 4][Hp][stride_w][Wq][4]: padded with its zero point, 4 channels interleaved, each row's
+// padded columns split by their remainder modulo the stride (column c at phase c % stride_w,
+// index c / stride_w). For 16 output pixels of one row, tap (kh, kw) then reads 64 consecutive
+// bytes (phase kw % stride_w, from index ow + kw / stride_w): each group of a panel is one copy
+// of 64 bytes (or of one run per output row the panel touches), and no column matrix is built
+// (it was a quarter of ResNet-50's int8 3x3 layers' time). The weights are packed in that order.
+bool interleaved(const Conv2dParams& p) {
+  return p.group == 1 && p.C % 4 == 0 && p.KH * p.KW > 1 && p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1;
+}
+
+struct XpLayout {
+  int64_t hp, wq;  // padded rows; columns per phase
+  int64_t row;     // bytes per padded row (all phases)
+};
+
+// Output (oh, ow) at tap (kh, kw) reads padded row oh * stride_h + kh, column ow * stride_w + kw.
+XpLayout xp_layout(const Conv2dParams& p) {
+  const int64_t hp = (p.OH - 1) * p.stride_h + p.KH, wp = (p.OW - 1) * p.stride_w + p.KW;
+  const int64_t wq = (wp + p.stride_w - 1) / p.stride_w;
+  return {hp, wq, p.stride_w * wq * 4};
+}
+
+// XP's offset of tap (kh, kw), channel block cb, for output pixel (0, 0).
+int64_t xp_offset(const Conv2dParams& p, const XpLayout& L, int64_t kh, int64_t kw, int64_t cb) {
+  return (cb * L.hp + kh) * L.row + (kw % p.stride_w * L.wq + kw / p.stride_w) * 4;
+}
+
+// Bytes of XP plus 64 on either side (copies address lanes through pointers shifted by up to
+// 60 bytes).
+size_t xp_bytes(const Conv2dParams& p) {
+  const XpLayout L = xp_layout(p);
+  return static_cast<size_t>(p.C / 4 * L.hp * L.row + 128);
+}
+
+// Channel blocks [cb0, cb1) of XP (at xp + 64) from image n's input: padding holds `pad`.
+// Input column iw lands at padded column iw + pad_left (those beyond the last output's reach
+// are not stored).
+void build_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, unsigned char pad, uint8_t flip,
+              unsigned char* xp, int64_t cb0, int64_t cb1) {
+  const XpLayout L = xp_layout(p);
+  const int64_t sw = p.stride_w, wp = sw * L.wq;
+  const int64_t iw0 = std::max<int64_t>(0, -p.pad_left), iw1 = std::min(p.W, wp - p.pad_left);
+  const auto fill = static_cast<uint8_t>(pad ^ flip);
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const unsigned char* planes = x + (n * p.C + cb * 4) * p.H * p.W;
+    for (int64_t r = 0; r < L.hp; ++r) {
+      uint8_t* d = xp + 64 + (cb * L.hp + r) * L.row;
+      const int64_t ih = r - p.pad_top;
+      std::memset(d, fill, static_cast<size_t>(L.row));  // then the input's columns over it
+      if (ih < 0 || ih >= p.H || iw1 <= iw0) continue;
+      const unsigned char* s[4];
+      for (int t = 0; t < 4; ++t) s[t] = planes + t * p.H * p.W + ih * p.W;
+      // padded column c's 4 bytes
+      auto at = [&](int64_t c) { return sw == 1 ? d + c * 4 : d + (c % 2 * L.wq + c / 2) * 4; };
+      int64_t iw = iw0;
+#if KILN_QCONV_X86
+      const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+      for (; iw + 16 <= iw1; iw += 16) {
+        __m128i v[4];
+        for (int t = 0; t < 4; ++t)
+          v[t] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[t] + iw)), f);
+        const __m128i a_lo = _mm_unpacklo_epi8(v[0], v[1]), a_hi = _mm_unpackhi_epi8(v[0], v[1]);
+        const __m128i b_lo = _mm_unpacklo_epi8(v[2], v[3]), b_hi = _mm_unpackhi_epi8(v[2], v[3]);
+        // o[q]: columns iw + 4q .. + 3, 4 bytes each
+        const __m128i o[4] = {_mm_unpacklo_epi16(a_lo, b_lo), _mm_unpackhi_epi16(a_lo, b_lo),
+                              _mm_unpacklo_epi16(a_hi, b_hi), _mm_unpackhi_epi16(a_hi, b_hi)};
+        const int64_t c = iw + p.pad_left;
+        if (sw == 1) {
+          for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(at(c) + q * 16), o[q]);
+          continue;
+        }
+        // stride 2: the even columns of the 16 to one phase, the odd ones to the other
+        for (int h = 0; h < 2; ++h) {
+          const __m128 x0 = _mm_castsi128_ps(o[2 * h]), x1 = _mm_castsi128_ps(o[2 * h + 1]);
+          const __m128i even = _mm_castps_si128(_mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)));
+          const __m128i odd = _mm_castps_si128(_mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(at(c + 8 * h)), even);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(at(c + 8 * h + 1)), odd);
+        }
+      }
+#endif
+      for (; iw < iw1; ++iw)
+        for (int t = 0; t < 4; ++t) at(iw + p.pad_left)[t] = static_cast<uint8_t>(s[t][iw] ^ flip);
+    }
+  }
+}
+
+#if KILN_QCONV_X86
+// pack_from_xp's groups with AVX-512: each run one masked load of 32-bit lanes into the panel's
+// register, one store a group.
+__attribute__((target("avx2,avx512f,avx512bw"))) void pack_from_xp_wide(const Conv2dParams& p, const uint8_t* xp,
+                                                                       const int64_t* run_src, const __mmask16* run_mask,
+                                                                       int runs, uint8_t* panel) {
+  const XpLayout L = xp_layout(p);
+  const int64_t cbs = p.C / 4;
+  uint8_t* d = panel;
+  for (int64_t kh = 0; kh < p.KH; ++kh)
+    for (int64_t kw = 0; kw < p.KW; ++kw) {
+      const int64_t tap = xp_offset(p, L, kh, kw, 0);
+      for (int64_t cb = 0; cb < cbs; ++cb, d += 64) {
+        const int64_t off = tap + cb * L.hp * L.row;
+        __m512i v = _mm512_setzero_si512();
+        for (int r = 0; r < runs; ++r) v = _mm512_mask_loadu_epi32(v, run_mask[r], xp + run_src[r] + off);
+        _mm512_storeu_si512(d, v);
+      }
+    }
+}
+#endif
+
+// Panels [p0, p1) (pack_x's layout, K in (kh, kw, c) order) from XP (at xp + 64, flipped as
+// the panels store it). A panel's pixels are runs of consecutive columns of an output row; lane
+// j of a run starting at lane l0 of output row oh, column ow0, reads output pixel
+// (oh, ow0 + j - l0)'s bytes at each tap. Lanes beyond the plane hold 0.
+void pack_from_xp(const Conv2dParams& p, const uint8_t* xp, uint8_t* out, int64_t p0, int64_t p1, bool wide) {
+  const XpLayout L = xp_layout(p);
+  const int64_t N = p.OH * p.OW, kq = k_groups(patch_len(p)), cbs = p.C / 4;
+  for (int64_t pn = p0; pn < p1; ++pn) {
+    uint8_t* panel = out + pn * kq * 64;
+    // The runs: lanes [l0, l1) from output row oh, columns from ow0.
+    int64_t run_src[kNR];  // xp + 64 + run_src[r] + lane * 4 is lane's byte at tap (0, 0), channel block 0
+    int64_t run_l0[kNR], run_l1[kNR];
+    int runs = 0;
+    for (int64_t j = pn * kNR, end = std::min(N, pn * kNR + kNR); j < end; ++runs) {
+      const int64_t oh = j / p.OW, ow = j % p.OW, len = std::min(end - j, p.OW - ow);
+      const int64_t l0 = j - pn * kNR;
+      run_src[runs] = 64 + oh * p.stride_h * L.row + (ow - l0) * 4;
+      run_l0[runs] = l0;
+      run_l1[runs] = l0 + len;
+      j += len;
+    }
+#if KILN_QCONV_X86
+    if (wide) {
+      __mmask16 mask[kNR];
+      for (int r = 0; r < runs; ++r)
+        mask[r] = static_cast<__mmask16>(((1u << run_l1[r]) - 1) & ~((1u << run_l0[r]) - 1));
+      pack_from_xp_wide(p, xp, run_src, mask, runs, panel);
+      continue;
+    }
+#else
+    (void)wide;
+#endif
+    uint8_t* d = panel;
+    for (int64_t kh = 0; kh < p.KH; ++kh)
+      for (int64_t kw = 0; kw < p.KW; ++kw)
+        for (int64_t cb = 0; cb < cbs; ++cb, d += 64) {
+          const int64_t off = xp_offset(p, L, kh, kw, cb);
+          std::memset(d, 0, 64);
+          for (int r = 0; r < runs; ++r)
+            std::memcpy(d + run_l0[r] * 4, xp + run_src[r] + off + run_l0[r] * 4,
+                        static_cast<size_t>((run_l1[r] - run_l0[r]) * 4));
+        }
+  }
+}
+
+// sums[j] of panels [p0, p1) of packed activations: the sum over K of column j's stored
+// values (pack_x's sums, for panels built otherwise; zero beyond K and N).
+void panel_sums(const uint8_t* packed, int64_t K, int64_t N, int32_t* sums, int64_t p0, int64_t p1) {
+  const int64_t kq = k_groups(K);
+  for (int64_t pn = p0; pn < p1; ++pn) {
+    const uint8_t* panel = packed + pn * kq * 64;
+    uint32_t t[kNR] = {};
+    for (int64_t i = 0; i < kq * 64; ++i) t[i % 64 / 4] += panel[i];
+    for (int64_t j = 0; j < kNR && pn * kNR + j < N; ++j) sums[pn * kNR + j] = static_cast<int32_t>(t[j]);
+  }
+}
+
 // ---- one image and group ---------------------------------------------------------------------
 
 struct GroupProblem {
@@ -357,7 +528,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
   int32_t* add = reinterpret_cast<int32_t*>(scratch + packed_x_bytes(p) + col_sum_bytes(p));
   float* scale = reinterpret_cast<float*>(scratch + packed_x_bytes(p) + col_sum_bytes(p) + round_up(mg * 4, 8));
   unsigned char* cols = scratch + packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p);
-  const bool direct = direct_1x1(p);
+  const bool direct = direct_1x1(p), xp_path = interleaved(p);
   // AVX-512 packing where the kernels may use AVX-512 (a test asking for avx2 gets the SSE2 one)
   const bool wide = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) &&
                     qgemm_isa_supported(QGemmIsa::avx512_vnni);
@@ -389,25 +560,32 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
         q.scale = scale;
       }
       const unsigned char* src = xs + (n * p.C + g * cg) * p.H * p.W;
-      if (!direct) {
-        const auto pad = static_cast<unsigned char>(x.zero_point);
+      const auto pad = static_cast<unsigned char>(x.zero_point);
+      if (xp_path) {
+        parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) { build_xp(p, xs, n, pad, flip, cols, c0, c1); });
+      } else if (!direct) {
         parallel_for(pool, K, [&](int64_t k0, int64_t k1) { im2col(p, xs, n, g, pad, cols, k0, k1); });
         src = cols;
       }
       int32_t* s = q.col_sums ? sums : nullptr;
+      // Activation panels [a, b), with their column sums when needed.
+      auto pack = [&](int64_t a, int64_t b) {
+        if (!xp_path) return pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide);
+        pack_from_xp(p, cols, xpack, a, b, wide);
+        if (s) panel_sums(xpack, K, plane, s, a, b);
+      };
       const int64_t m_panels = (mg + kMR - 1) / kMR;
       const int threads = pool ? pool->size() : 1;
       if (threads == 1 || n_panels >= 2 * threads || n_panels >= m_panels) {
         // Split by pixel panels (as run_group would): each thread packs the panels it then
         // multiplies, in one parallel loop (one wait for the threads instead of two).
         parallel_for(pool, n_panels, [&](int64_t a, int64_t b) {
-          pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide);
+          pack(a, b);
           run_tiles(q, 0, m_panels, a, b);
         });
         continue;
       }
-      parallel_for(pool, n_panels,
-                   [&](int64_t a, int64_t b) { pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide); });
+      parallel_for(pool, n_panels, pack);
       run_group(q, pool);
     }
 }
@@ -953,6 +1131,14 @@ void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
     return;
   }
   const int64_t K = patch_len(p), mg = p.M / p.group;
+  if (interleaved(p)) {  // K in (kh, kw, c) order
+    const int64_t taps = p.KH * p.KW;
+    std::vector<T> t(static_cast<size_t>(p.M * K));
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t c = 0; c < p.C; ++c)
+        for (int64_t k = 0; k < taps; ++k) t[(m * taps + k) * p.C + c] = w[(m * p.C + c) * taps + k];
+    return pack_group(K, p.M, t.data(), packed);
+  }
   for (int64_t g = 0; g < p.group; ++g) pack_group(K, mg, w + g * mg * K, packed + static_cast<size_t>(g) * group_bytes(p));
 }
 
@@ -973,7 +1159,9 @@ void qconv2d_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char
 
 size_t qconv2d_scratch_bytes(const Conv2dParams& p) noexcept {
   if (depthwise(p)) return 0;
-  const size_t cols = direct_1x1(p) ? 0 : static_cast<size_t>(patch_len(p) * p.OH * p.OW);
+  const size_t cols = direct_1x1(p)     ? 0
+                      : interleaved(p) ? xp_bytes(p)
+                                       : static_cast<size_t>(patch_len(p) * p.OH * p.OW);
   return packed_x_bytes(p) + col_sum_bytes(p) + channel_terms_bytes(p) + cols;
 }
 

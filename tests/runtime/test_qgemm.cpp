@@ -252,6 +252,20 @@ const Conv2dParams kConvCases[] = {
     {1, 30, 14, 14, 11, 1, 1, 14, 14, 1, 1, 0, 0, 1, 1, 1},// 1x1 on 14 x 14: last panel 4 pixels, 8 groups
     {1, 9, 8, 12, 7, 1, 1, 8, 12, 1, 1, 0, 0, 1, 1, 1},    // 96 pixels: a last panel of exactly 16
     {1, 9, 5, 5, 7, 1, 1, 5, 3, 1, 2, 0, 0, 1, 1, 1},      // 15 pixels: one panel of 15 (a full tile)
+    // stride 1, C a multiple of 4: panels copied from the channel-interleaved input
+    {1, 12, 7, 7, 13, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1},    // rows of 7: 3 or 4 runs a panel
+    {2, 8, 9, 20, 10, 3, 3, 9, 20, 1, 1, 1, 1, 1, 1, 1},   // two images, rows of 20
+    {1, 4, 6, 5, 5, 5, 3, 2, 3, 1, 1, 0, 0, 1, 1, 1},      // 5x3 kernel, no padding
+    {1, 8, 5, 6, 6, 3, 3, 7, 4, 1, 1, 2, 0, 1, 1, 1},      // padding 2 at the top only
+    {1, 4, 5, 3, 3, 3, 3, 5, 1, 1, 1, 1, 0, 1, 1, 1},      // one output column
+    {1, 4, 4, 4, 3, 3, 3, 8, 8, 1, 1, 3, 3, 1, 1, 1},      // padding 3 (rows and columns of padding only)
+    {1, 4, 5, 9, 3, 3, 3, 3, 5, 1, 1, 0, 0, 1, 1, 1},      // input columns beyond the last output's reach
+    {1, 16, 3, 40, 5, 1, 3, 3, 38, 1, 1, 0, 0, 1, 1, 1},   // 1x3 kernel, rows of 38
+    {1, 8, 11, 13, 6, 3, 3, 6, 7, 2, 2, 1, 1, 1, 1, 1},    // stride 2: even and odd columns apart
+    {1, 4, 40, 41, 5, 3, 3, 20, 20, 2, 2, 1, 1, 1, 1, 1},  // stride 2, rows of 41 (16 columns at a time)
+    {1, 4, 9, 20, 3, 3, 3, 4, 18, 2, 1, 0, 0, 1, 1, 1},    // stride 2 between rows only
+    {1, 4, 8, 37, 3, 2, 2, 7, 18, 1, 2, 0, 0, 1, 1, 1},    // stride 2 along rows only, 2x2 kernel
+    {1, 4, 23, 23, 5, 7, 7, 12, 12, 2, 2, 3, 3, 1, 1, 1},  // 7x7 stride 2, padding 3
 };
 
 }  // namespace

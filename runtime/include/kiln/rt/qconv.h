@@ -1,7 +1,9 @@
 // Quantized 2-D convolution: per image and group, a GEMM with the weights (packed once) on the
 // left and the input's patches as columns (im2col row by row, padding holding x's zero point
-// so that it adds 0; 1x1 convolutions of stride 1 read the input as it lies), so that each
-// output channel's plane is written contiguously. The requantization of qgemm's epilogue
+// so that it adds 0; 1x1 convolutions of stride 1 read the input as it lies; ungrouped ones
+// with C a multiple of 4, stride_w <= 2 and dilation 1 copy their panels from a padded,
+// channel-interleaved copy of the input, with K ordered (kh, kw, c)), so that each output
+// channel's plane is written contiguously. The requantization of qgemm's epilogue
 // gives ConvInteger (int32) and QLinearConv (8-bit) results, and fused forms (f32, clamps).
 // Depthwise convolutions run a direct loop per channel.
 #pragma once
