@@ -6,6 +6,8 @@
 #include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/transpose8.h"
+#include "kiln/rt/x86_dispatch.h"
 
 namespace kiln::rt {
 namespace {
@@ -372,6 +374,64 @@ struct TransposeArgs {
   const float* t;  // Y^T, ohw x mg
 };
 
+// Channels are transposed back in blocks of 16: each row of Y^T gives a contiguous run of 16.
+constexpr int64_t kTransposeBlock = 16;
+
+#if KILN_X86_KERNELS
+// store_transposed's channels [m0, m0 + 8k) for the largest 8k <= mb, 8 x 8 blocks transposed
+// in registers (the last positions, ohw % 8, one at a time); returns 8k. The values are those
+// of the plain loop (one add, then the clamp).
+KILN_AVX2_FMA int64_t store_transposed_avx2(const ConvGemm& c, const float* t, int64_t m0, int64_t mb,
+                                            const float* bv, bool clamp, float lo, float hi) {
+  const int64_t blocks = mb / 8 * 8, ohw = c.ohw, full = ohw / 8 * 8;
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
+    const __m256 b = _mm256_loadu_ps(bv + i0);
+    float* y = c.y + (m0 + i0) * ohw;
+    for (int64_t j0 = 0; j0 < full; j0 += 8) {
+      __m256 r[8];
+      for (int64_t k = 0; k < 8; ++k) {
+        r[k] = _mm256_add_ps(_mm256_loadu_ps(t + (j0 + k) * c.mg + m0 + i0), b);
+        // As clamp_to: a NaN stays NaN and -0 stays -0 (max and min return their second
+        // operand when either is NaN or both are equal).
+        if (clamp) r[k] = _mm256_min_ps(vhi, _mm256_max_ps(vlo, r[k]));
+      }
+      transpose8(r);
+      for (int64_t i = 0; i < 8; ++i) _mm256_storeu_ps(y + i * ohw + j0, r[i]);
+    }
+    for (int64_t j = full; j < ohw; ++j)
+      for (int64_t i = 0; i < 8; ++i) {
+        const float v = t[j * c.mg + m0 + i0 + i] + bv[i0 + i];
+        y[i * ohw + j] = clamp ? clamp_to(v, lo, hi) : v;
+      }
+  }
+  return blocks;
+}
+#endif
+
+// y's channels [m0, m0 + mb) (mb <= kTransposeBlock) from t = Y^T, the bias added and the
+// epilogue applied: a clamp as each value is stored, anything else by fn after.
+void store_transposed(const ConvGemm& c, const float* t, int64_t m0, int64_t mb) {
+  float bv[kTransposeBlock];
+  for (int64_t i = 0; i < mb; ++i) bv[i] = c.bias ? c.bias[m0 + i] : 0.f;
+  const Epilogue& ep = *c.epilogue;
+  const bool clamp = epilogue_is_clamp(ep);  // then applied here, not by fn
+  const float lo = clamp ? ep.clamp_lo : 0.f, hi = clamp ? ep.clamp_hi : 0.f;
+  int64_t i0 = 0;
+#if KILN_X86_KERNELS
+  if (cpu_has_avx2_fma()) i0 = store_transposed_avx2(c, t, m0, mb, bv, clamp, lo, hi);
+#endif
+  for (int64_t j = 0; j < c.ohw; ++j) {
+    const float* tr = t + j * c.mg + m0;
+    for (int64_t i = i0; i < mb; ++i) {
+      const float v = tr[i] + bv[i];
+      c.y[(m0 + i) * c.ohw + j] = clamp ? clamp_to(v, lo, hi) : v;
+    }
+  }
+  if (ep.fn && !clamp)
+    for (int64_t i = 0; i < mb; ++i) ep.fn(ep.ctx, c.y + (m0 + i) * c.ohw, c.y0 + (m0 + i) * c.ohw, c.ohw);
+}
+
 // use_transposed's path for every image and group: Y^T = col^T W^T into scratch (after the
 // column matrix, if any), then y = (Y^T)^T + bias, the epilogue on each output row.
 void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed, const float* bias, float* y,
@@ -395,30 +455,12 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
       const GemmOperand wb = w_packed ? GemmOperand{w + g * static_cast<int64_t>(gemm_f32_packed_b_floats(ga.kg, ga.mg)),
                                                     0, false, true}
                                       : GemmOperand{w + g * ga.mg * ga.kg, ga.kg, true, false};
-      gemm_f32_ex(ga.ohw, ga.mg, ga.kg, 1.f, a, wb, 0.f, t, ga.mg, nullptr,
-                  Epilogue{}, 0, pool);
+      gemm_f32_ex(ga.ohw, ga.mg, ga.kg, 1.f, a, wb, 0.f, t, ga.mg, nullptr, Epilogue{}, 0, pool);
       TransposeArgs ta{&ga, t};
-      // In blocks of 16 channels: each row of Y^T gives a contiguous run of 16 to scatter.
-      constexpr int64_t kBlock = 16;
-      parallel_for(pool, (ga.mg + kBlock - 1) / kBlock, [q = &ta](int64_t b0, int64_t b1) {
+      parallel_for(pool, (ga.mg + kTransposeBlock - 1) / kTransposeBlock, [q = &ta](int64_t b0, int64_t b1) {
         const ConvGemm& c = *q->a;
-        for (int64_t m0 = b0 * kBlock; m0 < b1 * kBlock && m0 < c.mg; m0 += kBlock) {
-          const int64_t mb = c.mg - m0 < kBlock ? c.mg - m0 : kBlock;
-          float bv[kBlock];
-          for (int64_t i = 0; i < mb; ++i) bv[i] = c.bias ? c.bias[m0 + i] : 0.f;
-          const Epilogue& ep = *c.epilogue;
-          const bool clamp = epilogue_is_clamp(ep);  // then applied here, not by fn
-          for (int64_t j = 0; j < c.ohw; ++j) {
-            const float* tr = q->t + j * c.mg + m0;
-            for (int64_t i = 0; i < mb; ++i) {
-              const float v = tr[i] + bv[i];
-              c.y[(m0 + i) * c.ohw + j] = !clamp ? v : (v < ep.clamp_lo ? ep.clamp_lo : (v > ep.clamp_hi ? ep.clamp_hi : v));
-            }
-          }
-          if (c.epilogue->fn && !clamp)
-            for (int64_t i = 0; i < mb; ++i)
-              c.epilogue->fn(c.epilogue->ctx, c.y + (m0 + i) * c.ohw, c.y0 + (m0 + i) * c.ohw, c.ohw);
-        }
+        for (int64_t m0 = b0 * kTransposeBlock; m0 < b1 * kTransposeBlock && m0 < c.mg; m0 += kTransposeBlock)
+          store_transposed(c, q->t, m0, c.mg - m0 < kTransposeBlock ? c.mg - m0 : kTransposeBlock);
       });
     }
   }

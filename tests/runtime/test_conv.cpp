@@ -379,6 +379,45 @@ TEST_CASE("an epilogue given as clamp bounds (fn_is_clamp) is applied once, by w
   }
 }
 
+TEST_CASE("the transposed GEMM's store (8 x 8 blocks in registers) matches the reference, a NaN kept by the clamp") {
+  // 1x1 on 7 x 7 runs transposed (scratch = Y^T): 49 positions are 6 blocks of 8 and one
+  // left over; M = 63 is three blocks of 16 channels and one of 15 (8 in registers, 7 plain).
+  const Conv2dParams cases[] = {
+      make(1, 24, 7, 7, 63, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),
+      make(2, 40, 7, 7, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // two images
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 1300;
+  for (const bool with_clamp : {false, true}) {
+    const Epilogue ep = with_clamp ? Epilogue{[](const void*, float* y, int64_t, int64_t n) {
+                                                for (int64_t i = 0; i < n; ++i) y[i] = clamp_to(y[i], -0.5f, 0.7f);
+                                              },
+                                              nullptr, true, -0.5f, 0.7f}
+                                   : Epilogue{};
+    for (const auto& p : cases) {
+      REQUIRE(conv2d_scratch_floats(p) == static_cast<size_t>(p.OH * p.OW * p.M));  // Y^T: runs transposed
+      ConvCase c = conv_case(p, seed);
+      c.x[3] = std::nanf("");  // position 3 of image 0: NaN in every channel
+      conv_ref(p, c.x.data(), c.w.data(), c.b.data(), c.r.data());
+      if (ep.fn) ep.fn(nullptr, c.r.data(), 0, static_cast<int64_t>(c.r.size()));
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float> y(c.r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+        conv2d_f32_epilogue(p, c.x.data(), c.w.data(), c.b.data(), y.data(), scratch.data(), ep, tp);
+        INFO("N=" << p.N << " C=" << p.C << " M=" << p.M << " clamp=" << with_clamp << " pool=" << (tp != nullptr));
+        size_t nan_mismatch = 0;
+        std::vector<float> r = c.r;
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (std::isnan(r[i]) != std::isnan(y[i])) ++nan_mismatch;
+          if (std::isnan(r[i])) y[i] = r[i] = 0.f;
+        }
+        CHECK(nan_mismatch == 0);
+        CHECK(max_rel_diff(y, r) < 1e-4);
+      }
+      seed += 3;
+    }
+  }
+}
+
 TEST_CASE("an epilogue given as a residual (Epilogue::residual), with or without a clamp, is applied once") {
   const Conv2dParams cases[] = {
       make(1, 16, 13, 11, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // 1x1, edge tiles both ways
