@@ -221,8 +221,10 @@ void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x
   });
 }
 
-void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y) noexcept {
-  for (int64_t i = 0; i < NC; ++i) {
+namespace {
+
+void global_avg_rows(int64_t i0, int64_t i1, int64_t spatial, const float* x, float* y) {
+  for (int64_t i = i0; i < i1; ++i) {
     const float* xs = x + i * spatial;
     float s[8] = {};
     int64_t j = 0;
@@ -233,6 +235,25 @@ void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y) n
     const float sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
     y[i] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.f;
   }
+}
+
+// Below this many input floats the planes are averaged on the calling thread: waking the pool
+// costs more than it saves.
+constexpr int64_t kParallelGlobalFloats = 16 * 1024;
+
+}  // namespace
+
+void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, ThreadPool* pool) noexcept {
+  if (NC * spatial < kParallelGlobalFloats) pool = nullptr;
+  // Split by planes: the threads take the channels the one before (split by output channels,
+  // as MobileNetV2's last 1x1 on 7 x 7) left in their caches.
+  struct Args {
+    int64_t spatial;
+    const float* x;
+    float* y;
+  } args{spatial, x, y};
+  // One pointer captured: std::function keeps it without allocating.
+  parallel_for(pool, NC, [a = &args](int64_t i0, int64_t i1) { global_avg_rows(i0, i1, a->spatial, a->x, a->y); });
 }
 
 }  // namespace kiln::rt

@@ -177,6 +177,24 @@ TEST_CASE("global pools") {
   CHECK(y[1] == doctest::Approx(28));
 }
 
+TEST_CASE("global_avgpool_f32 split across a pool (MobileNetV2's 1280 planes of 7 x 7) matches the plain mean") {
+  ThreadPool tp(2);
+  for (const int64_t nc : {int64_t{1280}, int64_t{3}}) {  // split, and too small to split
+    const int64_t spatial = 49;
+    std::vector<float> x(static_cast<size_t>(nc * spatial));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 7919) % 1000) / 250.f - 2.f;
+    std::vector<float> serial(static_cast<size_t>(nc)), split(static_cast<size_t>(nc), -7.f);
+    global_avgpool_f32(nc, spatial, x.data(), serial.data());
+    global_avgpool_f32(nc, spatial, x.data(), split.data(), &tp);
+    CHECK(serial == split);
+    for (int64_t i = 0; i < nc; ++i) {
+      double s = 0;
+      for (int64_t j = 0; j < spatial; ++j) s += x[static_cast<size_t>(i * spatial + j)];
+      CHECK(split[static_cast<size_t>(i)] == doctest::Approx(s / spatial).epsilon(1e-5));
+    }
+  }
+}
+
 TEST_CASE("batchnorm_f32") {
   // N=2, C=2, spatial=2.
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -96,7 +96,7 @@ std::pair<int64_t, int64_t> nc_and_spatial(const ir::Node& node) {
 
 void emit_global_avg(EmitContext& ctx, const ir::Node& node) {
   auto [nc, spatial] = nc_and_spatial(node);
-  ctx.line(fmt::format("kiln::rt::global_avgpool_f32({}, {}, {}, {});", nc, spatial,
+  ctx.line(fmt::format("kiln::rt::global_avgpool_f32({}, {}, {}, {}, pool);", nc, spatial,
                        ctx.in(node, 0), ctx.out(node, 0)));
 }
 

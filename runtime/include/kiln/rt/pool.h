@@ -30,8 +30,9 @@ void maxpool2d_s8(const Pool2dParams& p, const int8_t* x, int8_t* y, ThreadPool*
 void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x, float* y,
                    ThreadPool* pool) noexcept;
 
-// y[i] = mean of x[i*spatial .. (i+1)*spatial), for i in [0, NC).
-void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y) noexcept;
+// y[i] = mean of x[i*spatial .. (i+1)*spatial), for i in [0, NC); planes split across the pool
+// (nullptr: serial) when there are enough of them.
+void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, ThreadPool* pool = nullptr) noexcept;
 
 // y[i] = max of x[i*spatial .. (i+1)*spatial); T is any type with operator<.
 template <class T>
