@@ -5,8 +5,9 @@
 // loop. Their attributes are the base op's plus `activation` and the activation op's own
 // attributes, each prefixed `activation_`. Shape rule and reference are the base op's and the
 // activation op's, composed through the registry; no math is written twice.
-// kiln.FusedConvDepthwise (passes/fuse_expand_depthwise.cpp) is two kiln.FusedConvs, the
-// second reading the first: an expand 1x1 and the depthwise 3x3 after it.
+// kiln.FusedConvDepthwise (passes/fuse_expand_depthwise.cpp) and kiln.FusedDepthwiseConv
+// (passes/fuse_depthwise_pointwise.cpp) are two kiln.FusedConvs, the second reading the first:
+// an expand 1x1 and the depthwise 3x3 after it, or a depthwise 3x3 and the 1x1 after it.
 #include "ir/ops/fused.h"
 
 #include <algorithm>
@@ -270,65 +271,101 @@ void eval_elementwise_chain(const Node& node, std::span<const Tensor* const> in,
   out[0] = std::move(results.back());
 }
 
-// ---- kiln.FusedConvDepthwise ----------------------------------------------------------------
-// Inputs X, W, B (the expand 1x1), W_dw, B_dw (the depthwise 3x3); the depthwise's attributes
-// (a kiln.FusedConv's), and the expand's activation as expand_activation, expand_activation_*
-// (its other attributes are Conv's defaults).
+// ---- kiln.FusedConvDepthwise, kiln.FusedDepthwiseConv ----------------------------------------
+// Two kiln.FusedConvs, the second reading the first: inputs X, W, B (the first's), then the
+// second's weights and bias. kiln.FusedConvDepthwise: an expand 1x1 then a depthwise 3x3; the
+// node's attributes are the depthwise's (a kiln.FusedConv's), and the expand's activation as
+// expand_activation, expand_activation_*. kiln.FusedDepthwiseConv: a depthwise 3x3 then a 1x1;
+// the attributes are the depthwise's, and the 1x1's activation as project_activation,
+// project_activation_*. The 1x1's other attributes are Conv's defaults.
 
-bool is_expand_attr(const std::string& name) { return name.rfind("expand_", 0) == 0; }
+// The 1x1's attribute prefix of either op.
+std::string_view pointwise_prefix(const Node& node) {
+  return node.op() == "kiln.FusedConvDepthwise" ? "expand_" : "project_";
+}
 
-AttributeMap expand_attrs(const Node& node) {
+AttributeMap pointwise_attrs(const Node& node) {
+  const std::string_view prefix = pointwise_prefix(node);
   AttributeMap attrs;
   for (const auto& [name, a] : node.attrs())
-    if (is_expand_attr(name)) attrs[name.substr(7)] = a;
+    if (name.rfind(prefix, 0) == 0) attrs[name.substr(prefix.size())] = a;
   return attrs;
 }
 
 AttributeMap depthwise_attrs(const Node& node) {
+  const std::string_view prefix = pointwise_prefix(node);
   AttributeMap attrs;
   for (const auto& [name, a] : node.attrs())
-    if (!is_expand_attr(name)) attrs[name] = a;
+    if (name.rfind(prefix, 0) != 0) attrs[name] = a;
   return attrs;
 }
 
+// The two convolutions' attributes, in the order they run.
+std::pair<AttributeMap, AttributeMap> chained_attrs(const Node& node) {
+  if (node.op() == "kiln.FusedConvDepthwise") return {pointwise_attrs(node), depthwise_attrs(node)};
+  return {depthwise_attrs(node), pointwise_attrs(node)};
+}
+
 // The two convolutions as one-node graphs on the node's input types.
-struct ConvDepthwiseParts {
+struct ChainedConvs {
   std::vector<std::pair<DType, Shape>> storage;
-  std::unique_ptr<OneNode> expand, depthwise;
-  explicit ConvDepthwiseParts(const Node& node) : storage(5) {
+  std::unique_ptr<OneNode> first, second;
+  explicit ChainedConvs(const Node& node) : storage(5) {
     auto type = [&](size_t i) -> std::pair<DType, Shape>* {
       const Value* v = node.input(i);
       if (!v) return nullptr;
       storage[i] = {v->dtype(), v->shape()};
       return &storage[i];
     };
-    expand = std::make_unique<OneNode>("kiln.FusedConv", std::vector{type(0), type(1), type(2)}, expand_attrs(node));
-    const Value* e = expand->node->output(0);
-    std::pair<DType, Shape> expanded{e->dtype(), e->shape()};
-    depthwise = std::make_unique<OneNode>("kiln.FusedConv", std::vector{&expanded, type(3), type(4)},
-                                          depthwise_attrs(node));
+    auto [a1, a2] = chained_attrs(node);
+    first = std::make_unique<OneNode>("kiln.FusedConv", std::vector{type(0), type(1), type(2)}, a1);
+    const Value* e = first->node->output(0);
+    std::pair<DType, Shape> between{e->dtype(), e->shape()};
+    second = std::make_unique<OneNode>("kiln.FusedConv", std::vector{&between, type(3), type(4)}, a2);
   }
 };
 
-void infer_conv_depthwise(Node& node) {
-  fused_activation(node, "expand_activation");  // validates it
-  ConvDepthwiseParts parts(node);
-  const Value* y = parts.depthwise->node->output(0);
+void infer_chained_convs(Node& node) {
+  fused_activation(node, std::string(pointwise_prefix(node)) + "activation");  // validates it
+  ChainedConvs parts(node);
+  const Value* y = parts.second->node->output(0);
   node.output(0)->set_type(y->dtype(), y->shape());
 }
 
-void eval_conv_depthwise(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
-  Tensor e = eval_op("kiln.FusedConv", expand_attrs(node), {in[0], in[1], optional_input(in, 2)});
-  out[0] = eval_op("kiln.FusedConv", depthwise_attrs(node), {&e, in[3], optional_input(in, 4)});
+void eval_chained_convs(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  auto [a1, a2] = chained_attrs(node);
+  Tensor e = eval_op("kiln.FusedConv", a1, {in[0], in[1], optional_input(in, 2)});
+  out[0] = eval_op("kiln.FusedConv", a2, {&e, in[3], optional_input(in, 4)});
 }
 
-Cost conv_depthwise_cost(const Node& node) {
+Cost chained_convs_cost(const Node& node) {
   Cost c;
   c.bytes = io_bytes(node);
   if (!node.output(0)->shape().is_static()) return c;
-  ConvDepthwiseParts parts(node);
-  c.flops = node_cost(*parts.expand->node).flops + node_cost(*parts.depthwise->node).flops;
+  ChainedConvs parts(node);
+  c.flops = node_cost(*parts.first->node).flops + node_cost(*parts.second->node).flops;
   return c;
+}
+
+// kiln.FusedConvDepthwise or kiln.FusedDepthwiseConv, its 1x1's activation attributes named
+// with `prefix`.
+void add_chained_convs(Registry& r, const char* name, const char* summary, std::vector<InputSpec> inputs,
+                       const std::string& prefix) {
+  OpDef def{
+      .name = name,
+      .summary = summary,
+      .inputs = std::move(inputs),
+      .outputs = {"Y"},
+      .attrs = r.find("kiln.FusedConv")->attrs,
+      .infer = infer_chained_convs,
+      .eval = eval_chained_convs,
+      .cost = chained_convs_cost,
+  };
+  def.attrs.push_back({prefix + "activation", AttrType::String, Attribute("none")});
+  def.attrs.push_back({prefix + "activation_alpha", AttrType::Float, std::nullopt, true});
+  def.attrs.push_back({prefix + "activation_beta", AttrType::Float, std::nullopt, true});
+  def.attrs.push_back({prefix + "activation_approximate", AttrType::String, std::nullopt, true});
+  r.add(std::move(def));
 }
 
 void add_fused(Registry& r, const std::string& name, const char* base, const char* summary) {
@@ -360,22 +397,14 @@ void register_fused_ops(Registry& r) {
   add_fused(r, "kiln.FusedGemm", "Gemm", "Gemm, then a residual add and an activation: act(Gemm(A, B, C) + Z)");
   add_fused(r, "kiln.FusedMatMul", "MatMul",
             "MatMul, then a row bias, a residual add and an activation: act(A @ B + C + Z)");
-  OpDef conv_depthwise{
-      .name = "kiln.FusedConvDepthwise",
-      .summary = "an expand 1x1 kiln.FusedConv and the depthwise 3x3 kiln.FusedConv reading it: "
-                 "dw(act_e(Conv(X, W, B)), W_dw, B_dw)",
-      .inputs = {{"X"}, {"W"}, {"B", true}, {"W_dw"}, {"B_dw", true}},
-      .outputs = {"Y"},
-      .attrs = r.find("kiln.FusedConv")->attrs,
-      .infer = infer_conv_depthwise,
-      .eval = eval_conv_depthwise,
-      .cost = conv_depthwise_cost,
-  };
-  conv_depthwise.attrs.push_back({"expand_activation", AttrType::String, Attribute("none")});
-  conv_depthwise.attrs.push_back({"expand_activation_alpha", AttrType::Float, std::nullopt, true});
-  conv_depthwise.attrs.push_back({"expand_activation_beta", AttrType::Float, std::nullopt, true});
-  conv_depthwise.attrs.push_back({"expand_activation_approximate", AttrType::String, std::nullopt, true});
-  r.add(std::move(conv_depthwise));
+  add_chained_convs(r, "kiln.FusedConvDepthwise",
+                    "an expand 1x1 kiln.FusedConv and the depthwise 3x3 kiln.FusedConv reading it: "
+                    "dw(act_e(Conv(X, W, B)), W_dw, B_dw)",
+                    {{"X"}, {"W"}, {"B", true}, {"W_dw"}, {"B_dw", true}}, "expand_");
+  add_chained_convs(r, "kiln.FusedDepthwiseConv",
+                    "a depthwise 3x3 kiln.FusedConv and the 1x1 kiln.FusedConv reading it: "
+                    "act_p(Conv(dw(X, W_dw, B_dw), W, B))",
+                    {{"X"}, {"W_dw"}, {"B_dw", true}, {"W"}, {"B", true}}, "project_");
   r.add(OpDef{
       .name = "kiln.Elementwise",
       .summary = "a chain of elementwise ops in one loop (attribute steps: \"Op ARG [ARG]\", ARG iK or tK)",

@@ -32,7 +32,8 @@ struct FusedActivation {
   float clip_max = std::numeric_limits<float>::max();
 };
 // `prefix` names the attributes: "activation" (activation_alpha, ...), or
-// "expand_activation" for kiln.FusedConvDepthwise's expand conv.
+// "expand_activation" for kiln.FusedConvDepthwise's expand conv, "project_activation" for
+// kiln.FusedDepthwiseConv's 1x1.
 FusedActivation fused_activation(const Node& node, std::string_view prefix = "activation");
 
 // The activation as a kernel applies it in registers: none, Relu, or Clip with min <= max;

@@ -299,6 +299,23 @@ void pointwise_units(const DirectArgs& a, int64_t groups, int64_t group, int64_t
 
 }  // namespace
 
+void conv1x1_direct_rows(const float* const* src, int64_t K, int64_t n, const float* w, const float* bias, int64_t M,
+                         float* y, int64_t ldy, const StoreActivation& act) noexcept {
+  const bool clamp = act.kind == StoreActivation::kClamp;
+  const StoreOps ops{clamp, clamp ? act.lo : 0.f, clamp ? act.hi : 0.f, act.kind == StoreActivation::kRelu};
+  [[maybe_unused]] const bool avx2 = cpu_has_avx2_fma();
+  for (int64_t j = 0; j < n; j += 24) {
+    const int64_t nb = n - j < 24 ? n - j : 24;
+#if KILN_X86_KERNELS
+    if (avx2) {
+      columns_avx2(src, j, K, w, bias, M, nb, y + j, ldy, nullptr, ops);
+      continue;
+    }
+#endif
+    columns_plain(src, j, K, w, bias, M, nb, y + j, ldy, nullptr, ops);
+  }
+}
+
 bool conv3x3_direct_applicable(const Conv2dParams& p) noexcept {
   return p.group == 1 && p.C >= 1 && p.C <= kMaxChannels && p.KH == 3 && p.KW == 3 && p.dil_h == 1 &&
          p.dil_w == 1 && p.stride_h == p.stride_w && (p.stride_w == 1 || p.stride_w == 2) && p.pad_top >= 0 &&

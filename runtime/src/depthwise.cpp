@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kiln/rt/conv_direct.h"
 #include "kiln/rt/thread_pool.h"
 
 // The kernel runs where cpu_has_avx2_fma(); elsewhere conv2d_f32 keeps its per-plane kernels.
@@ -92,25 +93,27 @@ KILN_AVX2_FMA void fill_band(const Conv2dParams& p, const float* const xs[kLanes
   }
 }
 
-// v with the activation applied: a clamp keeps a NaN (as Clip does), Relu makes it 0 (max
-// returns its second operand for a NaN, and +0 for -0, as x > 0 ? x : 0).
+// v with the activation applied: a clamp keeps a NaN (as Clip does: max and min return their
+// second operand when either is NaN), Relu makes it 0 (max returns its second operand for a
+// NaN, and +0 for -0, as x > 0 ? x : 0). Two instructions for a clamp; the compare-and-blend
+// it replaced took four, a quarter of the 16 -> 96 expand's stores at K = 16.
 KILN_AVX2_FMA inline __m256 activate(__m256 v, const StoreActivation& act) {
-  if (act.kind == StoreActivation::kClamp) {
-    const __m256 lo = _mm256_set1_ps(act.lo), hi = _mm256_set1_ps(act.hi);
-    v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
-    v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
-  } else if (act.kind == StoreActivation::kRelu) {
+  if (act.kind == StoreActivation::kClamp)
+    v = _mm256_min_ps(_mm256_set1_ps(act.hi), _mm256_max_ps(_mm256_set1_ps(act.lo), v));
+  else if (act.kind == StoreActivation::kRelu)
     v = _mm256_max_ps(v, _mm256_setzero_ps());
-  }
   return v;
 }
 
 // `rows` output rows of the band from its interleaved input into `out` (interleaved,
-// rows x OW pixels), `act` applied as they are stored. Four pixels at a time: four
-// independent chains of 9 FMAs.
+// rows x OW pixels), `act` applied as they are stored (by value: as a reference it was loaded
+// again after every store). Four pixels at a time: four independent chains of 9 FMAs; each
+// kernel row's 3 * S + 3 input pixels are loaded once for the four (S = 1: 18 loads for 36
+// FMAs instead of 36).
 template <int64_t S>
 KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t rows, int64_t wp, const float* wt,
-                                const float* bv, const StoreActivation& act, float* out) {
+                                const float* bv, const StoreActivation act, float* out) {
+  constexpr int kIn = 3 * S + 3;
   __m256 wv[9];
   for (int64_t t = 0; t < 9; ++t) wv[t] = _mm256_loadu_ps(wt + t * kLanes);
   const __m256 bias = _mm256_loadu_ps(bv);
@@ -121,20 +124,20 @@ KILN_AVX2_FMA void compute_band(const Conv2dParams& p, const float* in, int64_t 
     float* o = out + r * p.OW * kLanes;
     int64_t ow = 0;
     for (; ow < ow4; ow += 4) {
-      __m256 acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
-      for (int64_t kh = 0; kh < 3; ++kh)
-        for (int64_t kw = 0; kw < 3; ++kw) {
-          const float* t = a + ((kh * wp) + ow * S + kw) * kLanes;
-          const __m256 w = wv[kh * 3 + kw];
-          acc0 = _mm256_fmadd_ps(w, _mm256_load_ps(t), acc0);
-          acc1 = _mm256_fmadd_ps(w, _mm256_load_ps(t + S * kLanes), acc1);
-          acc2 = _mm256_fmadd_ps(w, _mm256_load_ps(t + 2 * S * kLanes), acc2);
-          acc3 = _mm256_fmadd_ps(w, _mm256_load_ps(t + 3 * S * kLanes), acc3);
-        }
-      store(o + ow * kLanes, acc0);
-      store(o + (ow + 1) * kLanes, acc1);
-      store(o + (ow + 2) * kLanes, acc2);
-      store(o + (ow + 3) * kLanes, acc3);
+      __m256 acc[4] = {bias, bias, bias, bias};
+#pragma GCC unroll 3
+      for (int kh = 0; kh < 3; ++kh) {
+        const float* t = a + (kh * wp + ow * S) * kLanes;
+        __m256 xv[kIn];
+#pragma GCC unroll 9
+        for (int i = 0; i < kIn; ++i) xv[i] = _mm256_load_ps(t + i * kLanes);
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw)
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) acc[j] = _mm256_fmadd_ps(wv[kh * 3 + kw], xv[j * S + kw], acc[j]);
+      }
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) store(o + (ow + j) * kLanes, acc[j]);
     }
     for (; ow < p.OW; ++ow) {
       __m256 acc = bias;
@@ -159,36 +162,54 @@ KILN_AVX2_FMA void store_band(const float* out, int64_t n, float* const ys[kLane
     for (int64_t k = 0; k < kLanes; ++k) ys[k][t0 + t] = out[t * kLanes + k];
 }
 
-template <int64_t S>
-KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_t c0, int64_t oh_begin, int64_t oh_end,
-                                        const float* x, const float* w, const float* bias, float* y, const Epilogue& ep) {
+// Output rows [oh_begin, oh_end) of the 8 planes at xs[k] (whole input planes), band by band:
+// output row oh of plane k goes to ys[k] + (oh - row0) * OW; done(oh0, rows) after each band.
+template <int64_t S, class Done>
+KILN_AVX2_FMA void depthwise_bands(const Conv2dParams& p, const float* const xs[kLanes], const float* wt,
+                                   const float* bv, const StoreActivation act, int64_t oh_begin, int64_t oh_end,
+                                   float* const ys[kLanes], int64_t row0, Done done) {
   alignas(32) float buf[kBandFloats];
-  const int64_t wp = padded_width(p), band = band_rows(p), ohw = p.OH * p.OW;
-  const int64_t in_rows_max = (band - 1) * S + 3;
+  const int64_t wp = padded_width(p), band = band_rows(p);
   float* in = buf;
-  float* out = buf + in_rows_max * wp * kLanes;
-  const float* xs[kLanes];
-  float* ys[kLanes];
-  float wt[9][kLanes], bv[kLanes];
-  for (int64_t k = 0; k < kLanes; ++k) {
-    const int64_t c = c0 + k;
-    xs[k] = x + (n * p.C + c) * p.H * p.W;
-    ys[k] = y + (n * p.M + c) * ohw;
-    for (int64_t t = 0; t < 9; ++t) wt[t][k] = w[c * 9 + t];
-    bv[k] = bias ? bias[c] : 0.f;
-  }
-  // The epilogue's clamp (fn_is_clamp) in registers; any other epilogue on the stored planes.
-  StoreActivation act;
-  if (epilogue_is_clamp(ep)) act = StoreActivation{StoreActivation::kClamp, ep.clamp_lo, ep.clamp_hi};
+  float* out = buf + ((band - 1) * S + 3) * wp * kLanes;
   for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
     const int64_t rows = oh_end - oh0 < band ? oh_end - oh0 : band;
     fill_band(p, xs, oh0 * S, (rows - 1) * S + 3, wp, in);
-    compute_band<S>(p, in, rows, wp, &wt[0][0], bv, act, out);
-    store_band(out, rows * p.OW, ys, oh0 * p.OW);
+    compute_band<S>(p, in, rows, wp, wt, bv, act, out);
+    store_band(out, rows * p.OW, ys, (oh0 - row0) * p.OW);
+    done(oh0, rows);
+  }
+}
+
+// Channels [c0, c0 + 8)'s input planes of image n, and their weights and biases channel-
+// interleaved (wt: 9 x 8, bv: 8).
+void gather_group(const Conv2dParams& p, int64_t n, int64_t c0, const float* x, const float* w, const float* bias,
+                  const float* xs[kLanes], float* wt, float* bv) {
+  for (int64_t k = 0; k < kLanes; ++k) {
+    const int64_t c = c0 + k;
+    xs[k] = x + (n * p.C + c) * p.H * p.W;
+    for (int64_t t = 0; t < 9; ++t) wt[t * kLanes + k] = w[c * 9 + t];
+    bv[k] = bias ? bias[c] : 0.f;
+  }
+}
+
+template <int64_t S>
+KILN_AVX2_FMA void depthwise3x3_c8_impl(const Conv2dParams& p, int64_t n, int64_t c0, int64_t oh_begin, int64_t oh_end,
+                                        const float* x, const float* w, const float* bias, float* y, const Epilogue& ep) {
+  const int64_t ohw = p.OH * p.OW;
+  const float* xs[kLanes];
+  float* ys[kLanes];
+  float wt[9 * kLanes], bv[kLanes];
+  gather_group(p, n, c0, x, w, bias, xs, wt, bv);
+  for (int64_t k = 0; k < kLanes; ++k) ys[k] = y + (n * p.M + c0 + k) * ohw;
+  // The epilogue's clamp (fn_is_clamp) in registers; any other epilogue on the stored planes.
+  StoreActivation act;
+  if (epilogue_is_clamp(ep)) act = StoreActivation{StoreActivation::kClamp, ep.clamp_lo, ep.clamp_hi};
+  depthwise_bands<S>(p, xs, wt, bv, act, oh_begin, oh_end, ys, 0, [&](int64_t oh0, int64_t rows) {
     if (ep.fn && !epilogue_is_clamp(ep))  // a clamp was applied by compute_band
       for (int64_t k = 0; k < kLanes; ++k)
         ep.fn(ep.ctx, ys[k] + oh0 * p.OW, (n * p.M + c0 + k) * ohw + oh0 * p.OW, rows * p.OW);
-  }
+  });
 }
 
 #endif  // KILN_X86_KERNELS
@@ -424,6 +445,53 @@ Conv2dParams depthwise_of(const ExpandDepthwiseParams& p) {
   return Conv2dParams{p.N, p.M, p.H, p.W, p.M, 3, 3, p.OH, p.OW, p.stride, p.stride, 1, 1, 1, 1, p.M};
 }
 
+// ---- The depthwise feeding a 1x1 -----------------------------------------------------------
+
+// Output rows are taken in chunks whose depthwise result (all C channels) takes about this many
+// bytes, written into a stack buffer of kPointwiseScratchFloats and read back by the 1x1 while it
+// is in L2.
+constexpr int64_t kPointwiseChunkBytes = 96 * 1024;
+constexpr int64_t kPointwiseScratchFloats = 32 * 1024;
+constexpr int64_t kMinPointwisePositions = 56 * 56;  // depthwise3x3_pointwise_pays
+
+Conv2dParams depthwise_of(const DepthwisePointwiseParams& p) {
+  return Conv2dParams{p.N, p.C, p.H, p.W, p.C, 3, 3, p.OH, p.OW, p.stride, p.stride, 1, 1, 1, 1, p.C};
+}
+
+// Floats between two channels' rows in the scratch buffer for `rows` output rows: a multiple of
+// 8 (the 1x1 reads whole vectors), and not of 1 KiB (channels 4 KiB apart share L1's sets).
+int64_t scratch_stride(int64_t rows, int64_t OW) {
+  const int64_t n = (rows * OW + 7) / 8 * 8;
+  return n % 256 == 0 ? n + 8 : n;
+}
+
+// Output rows per chunk: about kPointwiseChunkBytes of depthwise result, within the buffer.
+int64_t pointwise_chunk_rows(const DepthwisePointwiseParams& p) {
+  int64_t rows = kPointwiseChunkBytes / (p.C * p.OW * static_cast<int64_t>(sizeof(float)));
+  rows = std::clamp<int64_t>(rows, 1, p.OH);
+  while (rows > 0 && p.C * scratch_stride(rows, p.OW) > kPointwiseScratchFloats) --rows;
+  return rows;
+}
+
+// The depthwise (pads 1) of output rows [oh0, oh1) of image plane set xn into rows of scratch
+// (channel c's at scratch + c * ld), in plain loops.
+void depthwise_rows_plain(const Conv2dParams& p, const float* xn, const float* w, const float* b,
+                          const StoreActivation& act, int64_t oh0, int64_t oh1, float* scratch, int64_t ld) {
+  const int64_t S = p.stride_h;
+  for (int64_t c = 0; c < p.C; ++c)
+    for (int64_t oh = oh0; oh < oh1; ++oh)
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        float s = b ? b[c] : 0.f;
+        for (int64_t kh = 0; kh < 3; ++kh)
+          for (int64_t kw = 0; kw < 3; ++kw) {
+            const int64_t ih = oh * S - 1 + kh, iw = ow * S - 1 + kw;
+            if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) s += w[c * 9 + kh * 3 + kw] * xn[(c * p.H + ih) * p.W + iw];
+          }
+        scratch[c * ld + (oh - oh0) * p.OW + ow] = activate_plain(s, act);
+      }
+}
+
+
 }  // namespace
 
 bool depthwise3x3_c8_supported(const Conv2dParams& p) noexcept {
@@ -458,6 +526,60 @@ bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept {
 }
 
 bool expand_depthwise3x3_pays(const ExpandDepthwiseParams& p) noexcept { return p.H * p.W >= kMinFusedPositions; }
+
+bool depthwise3x3_pointwise_applicable(const DepthwisePointwiseParams& p) noexcept {
+  return p.N > 0 && p.C > 0 && p.C % kLanes == 0 && p.M > 0 && p.H > 0 && p.W > 0 &&
+         (p.stride == 1 || p.stride == 2) && p.OH == (p.H - 1) / p.stride + 1 &&
+         p.OW == (p.W - 1) / p.stride + 1 && band_rows(depthwise_of(p)) > 0 && pointwise_chunk_rows(p) > 0;
+}
+
+bool depthwise3x3_pointwise_pays(const DepthwisePointwiseParams& p) noexcept {
+  return p.OH * p.OW >= kMinPointwisePositions;
+}
+
+void depthwise3x3_pointwise_f32(const DepthwisePointwiseParams& p, const float* x, const float* w1, const float* b1,
+                                const StoreActivation& act1, const float* w2, const float* b2,
+                                const StoreActivation& act2, float* y, ThreadPool* pool) noexcept {
+  const Conv2dParams dw = depthwise_of(p);
+  // Chunks of near-equal rows (chunk k: rows [k * OH / chunks, (k + 1) * OH / chunks)), as
+  // many for every thread of one image (19 chunks of MobileNetV2's 112 rows would leave one of
+  // 2 threads 10).
+  const int64_t threads = pool ? pool->size() : 1, most = pointwise_chunk_rows(p);
+  int64_t chunks = (p.OH + most - 1) / most;
+  if (p.N == 1) chunks = std::min((chunks + threads - 1) / threads * threads, p.OH);
+  const bool avx2 = cpu_has_avx2_fma();
+  parallel_for(pool, p.N * chunks, [&](int64_t u0, int64_t u1) {
+    alignas(32) float scratch[kPointwiseScratchFloats];
+    const float* src[kPointwiseScratchFloats / 8];
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / chunks, k = u % chunks, oh0 = k * p.OH / chunks, oh1 = (k + 1) * p.OH / chunks;
+      const int64_t ld = scratch_stride(oh1 - oh0, p.OW), positions = (oh1 - oh0) * p.OW;
+      // The 1x1 reads whole vectors: the floats past the chunk's positions are zero.
+      for (int64_t c = 0; c < p.C; ++c) {
+        src[c] = scratch + c * ld;
+        std::fill(scratch + c * ld + positions, scratch + (c + 1) * ld, 0.f);
+      }
+#if KILN_X86_KERNELS
+      if (avx2) {
+        for (int64_t c0 = 0; c0 < p.C; c0 += kLanes) {
+          const float* xs[kLanes];
+          float* ys[kLanes];
+          float wt[9 * kLanes], bv[kLanes];
+          gather_group(dw, n, c0, x, w1, b1, xs, wt, bv);
+          for (int64_t k = 0; k < kLanes; ++k) ys[k] = scratch + (c0 + k) * ld;
+          if (p.stride == 1)
+            depthwise_bands<1>(dw, xs, wt, bv, act1, oh0, oh1, ys, oh0, [](int64_t, int64_t) {});
+          else
+            depthwise_bands<2>(dw, xs, wt, bv, act1, oh0, oh1, ys, oh0, [](int64_t, int64_t) {});
+        }
+      } else
+#endif
+        depthwise_rows_plain(dw, x + n * p.C * p.H * p.W, w1, b1, act1, oh0, oh1, scratch, ld);
+      conv1x1_direct_rows(src, p.C, positions, w2, b2, p.M, y + (n * p.M * p.OH + oh0) * p.OW, p.OH * p.OW, act2);
+    }
+  });
+  (void)avx2;
+}
 
 void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
                              const StoreActivation& act1, const float* w2, const float* b2,

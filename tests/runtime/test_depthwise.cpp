@@ -20,33 +20,47 @@ float activate_ref(double v, const StoreActivation& a) {
   return float(v);
 }
 
-// The expand 1x1 into a whole tensor, then the depthwise 3x3 (pads 1) on it: plain loops.
+// A 1x1 convolution (w M x C) of N images of C x hw: plain loops.
+std::vector<float> pointwise_ref(int64_t N, int64_t C, int64_t hw, int64_t M, const std::vector<float>& x,
+                                 const std::vector<float>& w, const float* b, const StoreActivation& a) {
+  std::vector<float> y(size_t(N * M * hw));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t i = 0; i < hw; ++i) {
+        double s = b ? b[m] : 0.0;
+        for (int64_t c = 0; c < C; ++c) s += double(w[m * C + c]) * x[(n * C + c) * hw + i];
+        y[(n * M + m) * hw + i] = activate_ref(s, a);
+      }
+  return y;
+}
+
+// A depthwise 3x3 (pads 1) of N images of C x H x W into OH x OW planes: plain loops.
+std::vector<float> depthwise_ref(int64_t N, int64_t C, int64_t H, int64_t W, int64_t stride, int64_t OH, int64_t OW,
+                                 const std::vector<float>& x, const std::vector<float>& w, const float* b,
+                                 const StoreActivation& a) {
+  std::vector<float> y(size_t(N * C * OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = b ? b[c] : 0.0;
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw) {
+              const int64_t ih = oh * stride - 1 + kh, iw = ow * stride - 1 + kw;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                s += double(w[c * 9 + kh * 3 + kw]) * x[((n * C + c) * H + ih) * W + iw];
+            }
+          y[((n * C + c) * OH + oh) * OW + ow] = activate_ref(s, a);
+        }
+  return y;
+}
+
+// The expand 1x1 into a whole tensor, then the depthwise 3x3 (pads 1) on it.
 std::vector<float> expand_depthwise_ref(const ExpandDepthwiseParams& p, const std::vector<float>& x,
                                         const std::vector<float>& w1, const float* b1, const StoreActivation& a1,
                                         const std::vector<float>& w2, const float* b2, const StoreActivation& a2) {
-  const int64_t hw = p.H * p.W;
-  std::vector<float> e(size_t(p.N * p.M * hw)), y(size_t(p.N * p.M * p.OH * p.OW));
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t m = 0; m < p.M; ++m)
-      for (int64_t i = 0; i < hw; ++i) {
-        double s = b1 ? b1[m] : 0.0;
-        for (int64_t c = 0; c < p.C; ++c) s += double(w1[m * p.C + c]) * x[(n * p.C + c) * hw + i];
-        e[(n * p.M + m) * hw + i] = activate_ref(s, a1);
-      }
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t m = 0; m < p.M; ++m)
-      for (int64_t oh = 0; oh < p.OH; ++oh)
-        for (int64_t ow = 0; ow < p.OW; ++ow) {
-          double s = b2 ? b2[m] : 0.0;
-          for (int64_t kh = 0; kh < 3; ++kh)
-            for (int64_t kw = 0; kw < 3; ++kw) {
-              const int64_t ih = oh * p.stride - 1 + kh, iw = ow * p.stride - 1 + kw;
-              if (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
-                s += double(w2[m * 9 + kh * 3 + kw]) * e[(n * p.M + m) * hw + ih * p.W + iw];
-            }
-          y[((n * p.M + m) * p.OH + oh) * p.OW + ow] = activate_ref(s, a2);
-        }
-  return y;
+  const std::vector<float> e = pointwise_ref(p.N, p.C, p.H * p.W, p.M, x, w1, b1, a1);
+  return depthwise_ref(p.N, p.M, p.H, p.W, p.stride, p.OH, p.OW, e, w2, b2, a2);
 }
 
 ExpandDepthwiseParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t stride) {
@@ -113,4 +127,68 @@ TEST_CASE("expand 1x1 + depthwise 3x3 applies only where its kernel does, and is
   CHECK(expand_depthwise3x3_pays(make(1, 32, 28, 28, 192, 1)));
   CHECK(expand_depthwise3x3_pays(make(1, 64, 14, 14, 384, 1)));
   CHECK_FALSE(expand_depthwise3x3_pays(make(1, 160, 7, 7, 960, 1)));
+}
+
+namespace {
+
+DepthwisePointwiseParams make_dp(int64_t N, int64_t C, int64_t H, int64_t W, int64_t stride, int64_t M) {
+  return DepthwisePointwiseParams{N, C, H, W, stride, (H - 1) / stride + 1, (W - 1) / stride + 1, M};
+}
+
+}  // namespace
+
+TEST_CASE("depthwise 3x3 + 1x1 fused chunk by chunk matches the two convolutions") {
+  // MobileNetV2's first block (smaller and whole), odd and tiny planes, strides 1 and 2, several
+  // chunks (uneven rows), M not a multiple of 4 (the 1x1's single-channel tiles), positions not
+  // a multiple of 8 or 24, batches, 1 and 2 threads, every activation, biases absent.
+  const DepthwisePointwiseParams cases[] = {
+      make_dp(1, 32, 112, 112, 1, 16),  // MobileNetV2's first block
+      make_dp(1, 32, 40, 44, 2, 16),    //
+      make_dp(2, 8, 9, 11, 1, 5),       // odd sizes, batch 2
+      make_dp(1, 16, 9, 11, 2, 7),      // stride 2, odd
+      make_dp(1, 8, 1, 1, 1, 3),        // one pixel
+      make_dp(1, 8, 2, 3, 2, 4),        // tiny, stride 2
+      make_dp(1, 24, 7, 7, 1, 9),       // 7 x 7
+      make_dp(1, 64, 61, 200, 2, 12),   // several chunks, stride 2
+      make_dp(1, 8, 5, 400, 1, 1),      // wide rows, one output channel
+  };
+  const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
+                                  StoreActivation{StoreActivation::kRelu}, StoreActivation{},
+                                  StoreActivation{StoreActivation::kClamp, -0.3f, 0.4f}};
+  ThreadPool pool(2);
+  uint32_t seed = 1900;
+  int k = 0;
+  for (const auto& p : cases) {
+    REQUIRE(depthwise3x3_pointwise_applicable(p));
+    const std::vector<float> x = random_floats(size_t(p.N * p.C * p.H * p.W), seed);
+    const std::vector<float> w1 = random_floats(size_t(p.C * 9), seed + 1);
+    const std::vector<float> b1 = random_floats(size_t(p.C), seed + 2);
+    const std::vector<float> w2 = random_floats(size_t(p.M * p.C), seed + 3, -0.5f, 0.5f);
+    const std::vector<float> b2 = random_floats(size_t(p.M), seed + 4);
+    const StoreActivation& a1 = acts[k % 4];
+    const StoreActivation& a2 = acts[(k + 1) % 4];
+    const float* b1p = k % 3 == 2 ? nullptr : b1.data();
+    const float* b2p = k % 5 == 4 ? nullptr : b2.data();
+    const std::vector<float> d = depthwise_ref(p.N, p.C, p.H, p.W, p.stride, p.OH, p.OW, x, w1, b1p, a1);
+    const std::vector<float> r = pointwise_ref(p.N, p.C, p.OH * p.OW, p.M, d, w2, b2p, a2);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(r.size(), -7.f);
+      depthwise3x3_pointwise_f32(p, x.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
+      INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
+                << " threads=" << (tp ? 2 : 1));
+      CHECK(max_rel_diff(y, r) < 1e-4);
+    }
+    seed += 7;
+    ++k;
+  }
+}
+
+TEST_CASE("depthwise 3x3 + 1x1 applies only where its kernel does, and is chosen where it pays") {
+  CHECK_FALSE(depthwise3x3_pointwise_applicable(make_dp(1, 12, 8, 8, 1, 16)));  // C not a multiple of 8
+  CHECK_FALSE(depthwise3x3_pointwise_applicable(make_dp(1, 16, 8, 8, 3, 16)));  // stride 3
+  DepthwisePointwiseParams p = make_dp(1, 16, 8, 8, 2, 16);
+  p.OH = 3;  // not the output of pads 1
+  CHECK_FALSE(depthwise3x3_pointwise_applicable(p));
+  CHECK(depthwise3x3_pointwise_pays(make_dp(1, 32, 112, 112, 1, 16)));
+  CHECK_FALSE(depthwise3x3_pointwise_pays(make_dp(1, 960, 7, 7, 1, 160)));
 }

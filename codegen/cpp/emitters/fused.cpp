@@ -2,7 +2,8 @@
 // and GEMM kernels with an epilogue that adds the residual Z and applies the activation to
 // each block of the output while the kernel runs. The activation's text comes from the
 // activation op's scalar expression in the IR registry. kiln.FusedConvDepthwise through
-// kiln::rt::expand_depthwise3x3_f32, its activations applied in the kernel's registers.
+// kiln::rt::expand_depthwise3x3_f32 and kiln.FusedDepthwiseConv through
+// kiln::rt::depthwise3x3_pointwise_f32, their activations applied in the kernels' registers.
 #include <sstream>
 
 #include <fmt/format.h>
@@ -136,6 +137,40 @@ void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
                        ctx.out(node, 0)));
 }
 
+// kiln.FusedDepthwiseConv: the kernel's parameters, or the reason it does not apply.
+std::string depthwise_conv_params(const ir::Node& node, kiln::rt::DepthwisePointwiseParams& p) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  for (const char* prefix : {"activation", "project_activation"})
+    if (!ir::store_activation(ir::fused_activation(node, prefix)))
+      return "compiled kiln.FusedDepthwiseConv applies the activations none, Relu and Clip only";
+  const std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(3)), y = dims_of(node.output(0));
+  if (x.size() != 4 || w.size() != 4 || w[2] != 1 || w[3] != 1)
+    return "compiled kiln.FusedDepthwiseConv needs a 2-D input and a 1x1 convolution";
+  const int64_t stride = ir::depthwise3x3_stride(node, x, dims_of(node.input(1)));
+  p = kiln::rt::DepthwisePointwiseParams{x[0], x[1], x[2], x[3], stride, y[2], y[3], w[0]};
+  if (stride == 0 || !kiln::rt::depthwise3x3_pointwise_applicable(p))
+    return "compiled kiln.FusedDepthwiseConv needs a depthwise 3x3 with pads 1 and stride 1 or 2 on a multiple of 8 "
+           "channels";
+  return "";
+}
+
+std::string unsupported_depthwise_conv(const ir::Node& node) {
+  kiln::rt::DepthwisePointwiseParams p{};
+  return depthwise_conv_params(node, p);
+}
+
+void emit_depthwise_conv(EmitContext& ctx, const ir::Node& node) {
+  kiln::rt::DepthwisePointwiseParams p{};
+  depthwise_conv_params(node, p);
+  ctx.line(fmt::format("const kiln::rt::DepthwisePointwiseParams p{{{}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
+                       p.W, p.stride, p.OH, p.OW, p.M));
+  ctx.line(fmt::format("kiln::rt::depthwise3x3_pointwise_f32(p, {}, {}, {}, {}, {}, {}, {}, {}, pool);",
+                       ctx.in(node, 0), ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
+                       store_activation_expr(node, "activation"), ctx.in(node, 3),
+                       node.has_input(4) ? ctx.in(node, 4) : "nullptr",
+                       store_activation_expr(node, "project_activation"), ctx.out(node, 0)));
+}
+
 // kiln.Elementwise: one loop; each step is a lambda holding its op's scalar expression.
 void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
   ir::DType t = node.output(0)->dtype();
@@ -177,6 +212,7 @@ void register_fused_emitters(EmitterRegistry& r) {
                                   .scratch_bytes = conv2d_scratch_bytes,
                                   .packs_input = conv2d_packs_weights});
   r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise, .unsupported = unsupported_conv_depthwise});
+  r.add("kiln.FusedDepthwiseConv", Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul, .packs_input = gemm_packs_b});
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kiln/rt/conv.h"
+#include "kiln/rt/depthwise.h"
 
 namespace kiln::rt {
 
@@ -34,5 +35,12 @@ bool conv1x1_direct_applicable(const Conv2dParams& p) noexcept;
 // (Epilogue::residual, fn_is_clamp, fn_is_relu; other epilogues per block). Blocks are split across the pool.
 void conv1x1_direct(const Conv2dParams& p, const float* x, const float* w, const float* bias, float* y,
                     const Epilogue& epilogue, ThreadPool* pool) noexcept;
+
+// conv1x1_direct's kernel on n positions of rows already at hand: y[m * ldy + j] =
+// act(bias[m] + sum_c w[m * K + c] * src[c][j]) for m < M, j < n (w is M x K, bias M floats or
+// nullptr); each src[c] readable up to n rounded up to a multiple of 8 (the floats past n feed
+// lanes that are not stored). On the calling thread.
+void conv1x1_direct_rows(const float* const* src, int64_t K, int64_t n, const float* w, const float* bias, int64_t M,
+                         float* y, int64_t ldy, const StoreActivation& act) noexcept;
 
 }  // namespace kiln::rt

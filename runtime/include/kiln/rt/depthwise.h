@@ -65,4 +65,29 @@ void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, con
                              const StoreActivation& act1, const float* w2, const float* b2,
                              const StoreActivation& act2, float* y, ThreadPool* pool) noexcept;
 
+// A depthwise 3x3 (pads 1, stride 1 or 2) followed by a 1x1 convolution reading it
+// (MobileNetV2's first block: 32 channels at 112 x 112, then 32 -> 16): x is N x C x H x W,
+// the depthwise's result (N x C x OH x OW, never stored whole) the 1x1's input, y N x M x OH x OW.
+struct DepthwisePointwiseParams {
+  int64_t N, C, H, W, stride, OH, OW, M;
+};
+
+// Whether depthwise3x3_pointwise_f32 handles p (a property of the shape only): C a multiple
+// of 8, stride 1 or 2, OH = (H - 1) / stride + 1 and OW likewise, rows short enough for the
+// band and chunk buffers.
+bool depthwise3x3_pointwise_applicable(const DepthwisePointwiseParams& p) noexcept;
+
+// Whether fusing pays: on output planes of at least 56 x 56 positions, where the depthwise's
+// result leaves L2 between the two convolutions (MobileNetV2's 32 x 112 x 112, 1.6 MB).
+bool depthwise3x3_pointwise_pays(const DepthwisePointwiseParams& p) noexcept;
+
+// y = act2(conv1x1(act1(dw(x, w1) + b1), w2) + b2), w1 C x 1 x 3 x 3, w2 M x C, b1 (C) and b2
+// (M) or nullptr. Per chunk of output rows, the depthwise's rows of all C channels go into a
+// stack buffer (depthwise3x3_c8's bands) and the 1x1 (conv1x1_direct's tiles) reads them from
+// there while they are in L2. Chunks are split across the pool. With AVX2 and FMA (checked at
+// run time), vector kernels; elsewhere plain loops.
+void depthwise3x3_pointwise_f32(const DepthwisePointwiseParams& p, const float* x, const float* w1, const float* b1,
+                                const StoreActivation& act1, const float* w2, const float* b2,
+                                const StoreActivation& act2, float* y, ThreadPool* pool) noexcept;
+
 }  // namespace kiln::rt
