@@ -301,6 +301,45 @@ def make_inverted_residual():
     return m, [x], ref
 
 
+@model("mobilenet_head",
+       "MobileNetV2's first two blocks at 57 x 59 (odd sizes, planes over 56 x 56): depthwise "
+       "3x3 Conv+BatchNorm+ReLU6 on 16 channels, 1x1 project to 8 (kiln: kiln.FusedDepthwiseConv, "
+       "the band of depthwise rows fed to the 1x1 through a stack buffer); then 8 -> 48 expand, "
+       "depthwise 3x3, project to 8 and residual Add (kiln.FusedConvDepthwise)",
+       "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
+def make_mobilenet_head():
+    import torch
+    from torch import nn
+
+    def conv_bn(cin, cout, k, groups=1, relu6=True):
+        layers = [nn.Conv2d(cin, cout, k, padding=k // 2, groups=groups, bias=False),
+                  nn.BatchNorm2d(cout)]
+        if relu6:
+            layers.append(nn.ReLU6())
+        return nn.Sequential(*layers)
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block1 = nn.Sequential(conv_bn(16, 16, 3, groups=16), conv_bn(16, 8, 1, relu6=False))
+            self.block2 = nn.Sequential(conv_bn(8, 48, 1), conv_bn(48, 48, 3, groups=48),
+                                        conv_bn(48, 8, 1, relu6=False))
+
+        def forward(self, x):
+            y = self.block1(x)
+            return y + self.block2(y)
+
+    torch.manual_seed(0)
+    net = Head()
+    reinit_weights(net)
+    randomize_batchnorm(net, seed=5)
+    x = rng(6).standard_normal((1, 16, 57, 59)).astype(np.float32)
+    m, ref = export_torch(net, [x], opset=13)
+    hist = op_histogram(m)
+    assert hist["Conv"] == 5 and hist["Clip"] == 3 and hist["Add"] == 1, hist
+    return m, [x], ref
+
+
 @model("ops_mix",
        "hand-built graph with three inputs (A [2,3,4,5] f32, B [5,6] f32, "
        "idx [4] i64) and three outputs; see the node list below",
