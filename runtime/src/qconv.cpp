@@ -112,10 +112,24 @@ inline void copy_row(unsigned char* d, const unsigned char* s, int64_t n) {
   }
 }
 
+#if KILN_QCONV_X86
+// d[i] = s[2 i] for i < n with AVX-512 (BW, VL), 16 at a time: a masked load of the 31 bytes
+// those span (none past the last), truncated from 16-bit lanes (vpmovwb), a masked store.
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) void even_bytes_avx512(unsigned char* d,
+                                                                                 const unsigned char* s, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t m = std::min<int64_t>(16, n - i);
+    const auto load = static_cast<__mmask32>((uint64_t{1} << (2 * m - 1)) - 1);
+    const __m128i e = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(load, s + 2 * i));
+    _mm_mask_storeu_epi8(d + i, static_cast<__mmask16>((1u << m) - 1), e);
+  }
+}
+#endif
+
 // Rows [k0, k1) of the column matrix of image n, group g: cols[k * OH*OW + oh * OW + ow] for
 // k = (c * KH + kh) * KW + kw; padding holds `pad` (x's zero point, so it adds nothing).
 void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g, unsigned char pad,
-            unsigned char* cols, int64_t k0, int64_t k1) {
+            unsigned char* cols, int64_t k0, int64_t k1, bool wide) {
   const int64_t cg = p.C / p.group, plane = p.OH * p.OW;
   for (int64_t k = k0; k < k1; ++k) {
     const int64_t kw = k % p.KW, kh = k / p.KW % p.KH, c = k / (p.KW * p.KH);
@@ -142,7 +156,10 @@ void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g,
       } else {
         int64_t ow = lo;
 #if KILN_QCONV_X86
-        if (p.stride_w == 2) {
+        if (p.stride_w == 2 && wide) {
+          even_bytes_avx512(d + lo, s + 2 * lo, hi - lo);
+          ow = hi;
+        } else if (p.stride_w == 2) {
           // Even bytes of 32, 16 outputs at a time (SSE2), while the 32 lie inside the row.
           const __m128i even = _mm_set1_epi16(0x00FF);
           for (; ow + 16 <= hi && 2 * ow + 32 + off <= p.W; ow += 16) {
@@ -152,6 +169,8 @@ void im2col(const Conv2dParams& p, const unsigned char* x, int64_t n, int64_t g,
                              _mm_packus_epi16(_mm_and_si128(a, even), _mm_and_si128(b, even)));
           }
         }
+#else
+        (void)wide;
 #endif
         for (; ow < hi; ++ow) d[ow] = s[ow * p.stride_w];
       }
@@ -564,7 +583,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       if (xp_path) {
         parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) { build_xp(p, xs, n, pad, flip, cols, c0, c1); });
       } else if (!direct) {
-        parallel_for(pool, K, [&](int64_t k0, int64_t k1) { im2col(p, xs, n, g, pad, cols, k0, k1); });
+        parallel_for(pool, K, [&](int64_t k0, int64_t k1) { im2col(p, xs, n, g, pad, cols, k0, k1, wide); });
         src = cols;
       }
       int32_t* s = q.col_sums ? sums : nullptr;

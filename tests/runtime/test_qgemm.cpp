@@ -266,6 +266,8 @@ const Conv2dParams kConvCases[] = {
     {1, 4, 9, 20, 3, 3, 3, 4, 18, 2, 1, 0, 0, 1, 1, 1},    // stride 2 between rows only
     {1, 4, 8, 37, 3, 2, 2, 7, 18, 1, 2, 0, 0, 1, 1, 1},    // stride 2 along rows only, 2x2 kernel
     {1, 4, 23, 23, 5, 7, 7, 12, 12, 2, 2, 3, 3, 1, 1, 1},  // 7x7 stride 2, padding 3
+    {1, 4, 5, 41, 3, 1, 1, 3, 21, 2, 2, 0, 0, 1, 1, 1},    // 1x1 stride 2, rows of 41: the last even byte ends the input
+    {1, 6, 8, 66, 5, 1, 1, 4, 33, 2, 2, 0, 0, 1, 1, 1},    // 1x1 stride 2, 33 outputs a row (16 + 16 + 1)
 };
 
 }  // namespace
