@@ -261,6 +261,16 @@ def make_cnn():
     return m, [x], ref
 
 
+def conv_bn(cin, cout, k, stride=1, groups=1, relu6=True):
+    """MobileNetV2's Conv (no bias, "same" padding) + BatchNorm [+ ReLU6], as a torch module."""
+    from torch import nn
+    layers = [nn.Conv2d(cin, cout, k, stride=stride, padding=k // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    if relu6:
+        layers.append(nn.ReLU6())
+    return nn.Sequential(*layers)
+
+
 @model("inverted_residual",
        "two MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
        "Conv+BatchNorm+ReLU6 (16 -> 48), depthwise 3x3 Conv+BatchNorm+ReLU6 (stride 1), 1x1 "
@@ -270,13 +280,6 @@ def make_cnn():
 def make_inverted_residual():
     import torch
     from torch import nn
-
-    def conv_bn(cin, cout, k, stride=1, groups=1, relu6=True):
-        layers = [nn.Conv2d(cin, cout, k, stride=stride, padding=k // 2, groups=groups, bias=False),
-                  nn.BatchNorm2d(cout)]
-        if relu6:
-            layers.append(nn.ReLU6())
-        return nn.Sequential(*layers)
 
     class Block(nn.Module):
         def __init__(self, cin, mid, cout, stride):
@@ -310,13 +313,6 @@ def make_inverted_residual():
 def make_mobilenet_head():
     import torch
     from torch import nn
-
-    def conv_bn(cin, cout, k, groups=1, relu6=True):
-        layers = [nn.Conv2d(cin, cout, k, padding=k // 2, groups=groups, bias=False),
-                  nn.BatchNorm2d(cout)]
-        if relu6:
-            layers.append(nn.ReLU6())
-        return nn.Sequential(*layers)
 
     class Head(nn.Module):
         def __init__(self):
