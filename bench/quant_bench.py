@@ -135,18 +135,12 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=10)
-    p.add_argument("--realtime", action="store_true",
-                   help="time kiln and ORT alike under `chrt -f 50` (needs root or CAP_SYS_NICE)")
-    p.add_argument("--lock", help="take this lock file (flock) around each timed command, so that timings "
-                                   "on a shared machine do not overlap others' that take it too")
+    B.add_timing_args(p)
     p.add_argument("--calibration-samples", type=int, default=8,
                    help="how many of the 8 inputs kiln's own --precision int8 calibrates on")
     p.add_argument("--no-qdq", action="store_true", help="do not compile or time ORT's QDQ model in kiln")
     a = p.parse_args()
-    if a.realtime:
-        B.TIMED_PREFIX[:] = ["chrt", "-f", "50"]
-    if a.lock:
-        B.TIMED_PREFIX[:0] = ["flock", a.lock]
+    B.apply_timing_args(a)
     models = [m for m in a.models.split(",") if m]
     threads = [int(t) for t in a.threads.split(",")]
     model_dir = os.path.join(a.out, "models")
