@@ -1,5 +1,6 @@
 #include "kiln/rt/conv.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "kiln/rt/conv_direct.h"
@@ -243,6 +244,190 @@ void im2col_packed_panels(const Conv2dParams& params, const float* x, float* col
   }
 }
 
+// A zero-padded copy of one image and group's input, its columns split by phase (column
+// modulo the horizontal stride), so that the values a row (c, kh, kw) of the column matrix takes
+// along one output row are one contiguous run: element (c, padded row ih, padded column pw) at
+//   ((c * Sw + pw % Sw) * Hp + ih) * Wq + pw / Sw,
+// Hp x (Sw * Wq) covering every padded position the window reaches. Panels are then filled by
+// whole-vector copies with no bounds checks (panels_from_padded): reading x itself, panels that
+// straddle output rows or reach into the padding went value by value (ResNet-50's stem and
+// stride-2 3 x 3s: their column matrices took 10-22% of those layers).
+struct PaddedInput {
+  const float* p = nullptr;  // nullptr: none (the column matrix is gathered from x)
+  int64_t Sw = 1, Hp = 0, Wq = 0;
+};
+
+// The padded copy's floats for p (one image and group), with kPaddedSlack zeros before and after
+// it: a panel row is copied as whole runs of kGemmF32PanelB floats, which may start up to 15
+// floats before a run's first value and end past the last row.
+constexpr int64_t kPaddedSlack = kGemmF32PanelB;
+
+PaddedInput padded_geometry(const Conv2dParams& p) {
+  PaddedInput g;
+  g.Sw = p.stride_w;
+  g.Hp = (p.OH - 1) * p.stride_h + (p.KH - 1) * p.dil_h + 1;
+  const int64_t wp = (p.OW - 1) * p.stride_w + (p.KW - 1) * p.dil_w + 1;
+  g.Wq = (wp + g.Sw - 1) / g.Sw;
+  return g;
+}
+
+int64_t padded_input_floats(const PaddedInput& g, int64_t channels) {
+  return channels * g.Sw * g.Hp * g.Wq + 2 * kPaddedSlack;
+}
+
+// Convolutions whose column matrix (in panels) is filled from a padded copy: every conv with a
+// column matrix in panels, strides of at most 4, the copy at most 16 MiB.
+bool use_padded(const Conv2dParams& p) {
+  if (p.KH * p.KW == 1 || p.stride_w < 1 || p.stride_w > 4 || p.stride_h < 1 || p.dil_h < 1 || p.dil_w < 1 ||
+      p.pad_top < 0 || p.pad_left < 0)
+    return false;
+  return padded_input_floats(padded_geometry(p), p.C / p.group) <= 4 * 1024 * 1024;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+typedef float vec8f __attribute__((vector_size(8 * sizeof(float))));
+typedef int vec8i __attribute__((vector_size(8 * sizeof(int))));
+constexpr vec8i kLane8 = {0, 1, 2, 3, 4, 5, 6, 7};
+#endif
+
+// Channels [c0, c1) of the padded copy of xg (one image and group's input) into g.p.
+void build_padded(const Conv2dParams& p, const PaddedInput& g, const float* xg, float* out, int64_t c0, int64_t c1) {
+  const int64_t Sw = g.Sw;
+  for (int64_t c = c0; c < c1; ++c) {
+    for (int64_t ph = 0; ph < Sw; ++ph) {
+      // Padded column q * Sw + ph is input column q * Sw + (ph - pad_left), inside for q in [lo, hi).
+      int64_t lo, hi;
+      valid_range(g.Wq, p.W, Sw, ph - p.pad_left, lo, hi);
+      for (int64_t ih = 0; ih < g.Hp; ++ih) {
+        float* __restrict d = out + ((c * Sw + ph) * g.Hp + ih) * g.Wq;
+        const int64_t ix = ih - p.pad_top;
+        if (ix < 0 || ix >= p.H || lo >= hi) {
+          std::memset(d, 0, sizeof(float) * g.Wq);
+          continue;
+        }
+        // s[i] is padded column (lo + i) * Sw + ph: input column (lo + i) * Sw + ph - pad_left.
+        const float* __restrict s = xg + (c * p.H + ix) * p.W + (lo * Sw + ph - p.pad_left);
+        const int64_t n = hi - lo;
+        float* __restrict e = d + lo;
+        for (int64_t q = 0; q < lo; ++q) d[q] = 0.f;
+        if (Sw == 1) {
+          std::memcpy(e, s, sizeof(float) * n);
+        } else {  // explicit shuffles for Sw == 2 measured no faster than GCC's code for this
+          for (int64_t i = 0; i < n; ++i) e[i] = s[i * Sw];
+        }
+        for (int64_t q = hi; q < g.Wq; ++q) d[q] = 0.f;
+      }
+    }
+  }
+}
+
+// Panels [q0, q1) of the column matrix (as im2col_packed_panels writes them) from the padded
+// copy: each panel row is one copy of W floats when the panel's positions lie in one output row,
+// else one vector load per run, merged lane by lane (portable code: copies into a row buffer,
+// later runs overwriting the tail of earlier ones). Same values as im2col_packed_panels.
+template <int64_t W>
+void panels_from_padded(const Conv2dParams& params, const PaddedInput& xp, float* col, int64_t j0, int64_t nb,
+                        int64_t q0, int64_t q1) {
+  const Conv2dParams p = params;
+  const int64_t kg = p.C / p.group * p.KH * p.KW, cols = (nb + W - 1) / W * W;
+  const int64_t Sw = xp.Sw, Hp = xp.Hp, Wq = xp.Wq;
+  constexpr int64_t kGroup = 8;
+  PanelRuns<W> panels[kGroup];
+  int64_t pos[kGroup][W];  // run u of panel g starts at xp.p + row offset + pos[g][u]
+  for (int64_t g0 = q0; g0 < q1; g0 += kGroup) {
+    const int64_t gn = q1 - g0 < kGroup ? q1 - g0 : kGroup;
+    for (int64_t g = 0; g < gn; ++g) {
+      panel_runs<W>(p, j0, nb, g0 + g, panels[g]);
+      for (int64_t u = 0; u < panels[g].nruns; ++u)
+        pos[g][u] = panels[g].runs[u].oh * p.stride_h * Wq + panels[g].runs[u].ow;
+    }
+    for (int64_t pc = 0; pc < kg; pc += kGemmF32BlockK) {
+      const int64_t kc = kg - pc < kGemmF32BlockK ? kg - pc : kGemmF32BlockK;
+      float* o = col + pc * cols + g0 * kc * W;
+      int64_t kw = pc % p.KW, kh = (pc / p.KW) % p.KH, c = pc / (p.KW * p.KH);
+      for (int64_t r = pc; r < pc + kc; ++r, o += W) {
+        const int64_t cw = kw * p.dil_w;
+        const float* src = xp.p + ((c * Sw + cw % Sw) * Hp + kh * p.dil_h) * Wq + cw / Sw;
+        for (int64_t g = 0; g < gn; ++g) {
+          const PanelRuns<W>& pr = panels[g];
+          float* d = o + g * kc * W;
+          if (pr.nruns == 1 && pr.lanes == W) {
+            std::memcpy(d, src + pos[g][0], sizeof(float) * W);
+            continue;
+          }
+#if defined(__GNUC__) || defined(__clang__)
+          {
+            // Lane i takes run u's value for the last run starting at or before it: a load from
+            // where run u's values would lie for lanes 0 to W - 1 (src + pos - lane: up to 15
+            // floats before the row, into the slack before the copy), selected per lane.
+            // Through a row buffer instead, each row's load waited for the runs' stores.
+            constexpr int kHalves = (W + 7) / 8;
+            for (int h = 0; h < kHalves; ++h) {
+              vec8f v;
+              std::memcpy(&v, src + pos[g][0] + 8 * h, sizeof v);
+              for (int64_t u = 1; u < pr.nruns; ++u) {
+                vec8f w;
+                std::memcpy(&w, src + pos[g][u] - pr.runs[u].lane + 8 * h, sizeof w);
+                v = kLane8 + 8 * h >= static_cast<int>(pr.runs[u].lane) ? w : v;
+              }
+              v = kLane8 + 8 * h < static_cast<int>(pr.lanes) ? v : vec8f{};
+              std::memcpy(d + 8 * h, &v, sizeof(float) * (W - 8 * h < 8 ? W - 8 * h : 8));
+            }
+          }
+#else
+          float t[2 * W];
+          for (int64_t u = 0; u < pr.nruns; ++u) std::memcpy(t + pr.runs[u].lane, src + pos[g][u], sizeof(float) * W);
+          for (int64_t i = pr.lanes; i < W; ++i) t[i] = 0.f;
+          std::memcpy(d, t, sizeof(float) * W);
+#endif
+        }
+        if (++kw == p.KW) {
+          kw = 0;
+          if (++kh == p.KH) {
+            kh = 0;
+            ++c;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The padded copy of xg (one image and group's input) when use_padded(p), its channels split
+// across the pool, in a buffer kept per calling thread and grown when needed (as the GEMM's
+// packing buffers); a PaddedInput with p == nullptr otherwise, or if the buffer cannot grow.
+PaddedInput prepare_padded(const Conv2dParams& p, const float* xg, ThreadPool* pool) {
+  if (!use_padded(p)) return PaddedInput{};
+  struct Buffer {
+    float* p = nullptr;
+    int64_t n = 0;
+    ~Buffer() { std::free(p); }
+  };
+  thread_local Buffer buf;
+  PaddedInput g = padded_geometry(p);
+  const int64_t cg = p.C / p.group, floats = padded_input_floats(g, cg);
+  if (buf.n < floats) {
+    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+    float* q = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (q == nullptr) return PaddedInput{};
+    std::free(buf.p);
+    buf.p = q;
+    buf.n = floats;
+  }
+  float* out = buf.p + kPaddedSlack;
+  std::memset(buf.p, 0, sizeof(float) * kPaddedSlack);
+  std::memset(buf.p + floats - kPaddedSlack, 0, sizeof(float) * kPaddedSlack);
+  struct Args {
+    const Conv2dParams* p;
+    const PaddedInput* g;
+    const float* xg;
+    float* out;
+  } args{&p, &g, xg, out};
+  parallel_for(pool, cg, [a = &args](int64_t c0, int64_t c1) { build_padded(*a->p, *a->g, a->xg, a->out, c0, c1); });
+  g.p = out;
+  return g;
+}
+
 // Panels [q0, q1) of the column matrix in `layout`.
 void im2col_panels(const Conv2dParams& p, ColLayout layout, const float* x, float* col, int64_t j0, int64_t nb,
                    int64_t q0, int64_t q1) {
@@ -263,10 +448,14 @@ int64_t packed_col_floats(int64_t kg, int64_t nb, ColLayout layout) {
 }
 
 // Rows (plain) or panels [i0, i1) of the column matrix in `layout`.
-void im2col_part(const Conv2dParams& p, ColLayout layout, const float* x, float* col, int64_t j0, int64_t nb,
-                 int64_t i0, int64_t i1) {
+void im2col_part(const Conv2dParams& p, ColLayout layout, const float* x, const PaddedInput& xp, float* col,
+                 int64_t j0, int64_t nb, int64_t i0, int64_t i1) {
   if (layout == ColLayout::kPlain)
     im2col_rows(p, x, col, j0, nb, i0, i1);
+  else if (xp.p != nullptr && layout == ColLayout::kPackedB)
+    panels_from_padded<kGemmF32PanelB>(p, xp, col, j0, nb, i0, i1);
+  else if (xp.p != nullptr)
+    panels_from_padded<kGemmF32PanelA>(p, xp, col, j0, nb, i0, i1);
   else
     im2col_panels(p, layout, x, col, j0, nb, i0, i1);
 }
@@ -275,24 +464,25 @@ void im2col_part(const Conv2dParams& p, ColLayout layout, const float* x, float*
 // (nullptr: serial). A one-chunk layer (ResNet's stride-2 3 x 3 convs: 2304 x 196 floats) built
 // its column matrix on one thread while the other waited for the GEMM: the layer ran no faster
 // on two threads than on one.
-void im2col_cols(const Conv2dParams& p, ColLayout layout, const float* x, float* col, int64_t j0, int64_t nb,
-                 ThreadPool* pool) {
+void im2col_cols(const Conv2dParams& p, ColLayout layout, const float* x, const PaddedInput& xp, float* col,
+                 int64_t j0, int64_t nb, ThreadPool* pool) {
   const int64_t kg = p.C / p.group * p.KH * p.KW;
   const int64_t w = layout == ColLayout::kPackedA ? kGemmF32PanelA : kGemmF32PanelB;
   const int64_t parts = layout == ColLayout::kPlain ? kg : (nb + w - 1) / w;
   if (pool == nullptr || pool->size() == 1 || kg * nb < 16384) {
-    im2col_part(p, layout, x, col, j0, nb, 0, parts);
+    im2col_part(p, layout, x, xp, col, j0, nb, 0, parts);
     return;
   }
   struct Args {
     const Conv2dParams* p;
     ColLayout layout;
     const float* x;
+    const PaddedInput* xp;
     float* col;
     int64_t j0, nb;
-  } args{&p, layout, x, col, j0, nb};
+  } args{&p, layout, x, &xp, col, j0, nb};
   parallel_for(pool, parts, [a = &args](int64_t i0, int64_t i1) {
-    im2col_part(*a->p, a->layout, a->x, a->col, a->j0, a->nb, i0, i1);
+    im2col_part(*a->p, a->layout, a->x, *a->xp, a->col, a->j0, a->nb, i0, i1);
   });
 }
 
@@ -343,6 +533,7 @@ struct ConvGemm {
   const Epilogue* epilogue;
   int64_t mg, kg, nb, ohw;
   bool pointwise;
+  PaddedInput xp = {};  // xg's padded copy, if any (prepare_padded)
 };
 
 // Output columns [j0, j0 + n) as one chunk, its column matrix at `col` (kg x n floats).
@@ -350,7 +541,7 @@ void run_chunk(const ConvGemm& a, int64_t j0, int64_t n, float* col, ThreadPool*
   GemmOperand b{a.xg + j0, a.ohw, false, false};
   if (!a.pointwise) {
     const ColLayout layout = col_layout(*a.p, false);
-    im2col_cols(*a.p, layout, a.xg, col, j0, n, gemm_pool);
+    im2col_cols(*a.p, layout, a.xg, a.xp, col, j0, n, gemm_pool);
     b = layout == ColLayout::kPlain ? GemmOperand{col, n, false, false} : GemmOperand{col, 0, false, true};
   }
   // Bias and epilogue are applied per register tile inside the GEMM, while it is in cache.
@@ -449,7 +640,8 @@ void conv_transposed(ConvGemm ga, const float* x, const float* w, bool w_packed,
       GemmOperand a{ga.xg, ga.ohw, true, false};
       if (!ga.pointwise) {
         const ColLayout layout = col_layout(p, true);
-        im2col_cols(p, layout, ga.xg, col, 0, ga.ohw, pool);
+        ga.xp = prepare_padded(p, ga.xg, pool);
+        im2col_cols(p, layout, ga.xg, ga.xp, col, 0, ga.ohw, pool);
         a = layout == ColLayout::kPlain ? GemmOperand{col, ga.ohw, true, false} : GemmOperand{col, 0, false, true};
       }
       const GemmOperand wb = w_packed ? GemmOperand{w + g * static_cast<int64_t>(gemm_f32_packed_b_floats(ga.kg, ga.mg)),
@@ -788,6 +980,7 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
       ga.y0 = (n * p.M + g * mg) * ohw;
       ga.y = y + ga.y0;
       ga.bias = bias ? bias + g * mg : nullptr;
+      if (!ga.pointwise) ga.xp = prepare_padded(p, ga.xg, pool);
       ga.wa = GemmOperand{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
                           kg, false, w_packed};
       if (chunks >= 2 * threads && threads > 1) {

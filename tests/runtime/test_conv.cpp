@@ -125,6 +125,20 @@ TEST_CASE("conv2d_f32 matches a naive loop nest") {
       make(1, 2, 8, 2100, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),   // too large to pad: the row kernel
       make(1, 2, 40, 1701, 2, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 2),  // the row kernel at stride 2
       make(1, 2, 2, 4200, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2),   // row too long for the row kernel
+      // column-matrix panels filled from the padded, phase-split copy: panels of 16 (plain) or 6
+      // (transposed) positions spanning 1, 2 or 3 output rows (OW 28, 14, 7, 5, 3), the last
+      // panel partial, windows reaching into every pad, strides 1-4, dilation, groups, more than
+      // one K block; stride 5 gathers from x
+      make(1, 16, 56, 56, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 24, 28, 28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 64, 14, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 3, 40, 38, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1),
+      make(2, 8, 11, 9, 12, 3, 3, 2, 2, 0, 1, 2, 0, 1, 1, 1),
+      make(1, 6, 9, 10, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 2),
+      make(1, 4, 20, 23, 9, 3, 5, 3, 4, 1, 2, 1, 3, 2, 1, 1),
+      make(1, 4, 3, 7, 5, 2, 2, 1, 1, 0, 0, 0, 0, 1, 2, 1),
+      make(1, 70, 16, 16, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),
+      make(1, 4, 26, 26, 6, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1),
   };
   ThreadPool pool(3);
   ThreadPool pool2(2);
