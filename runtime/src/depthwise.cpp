@@ -223,19 +223,47 @@ constexpr int64_t kMaxExpandK = 512;
 constexpr int64_t kMinFusedPositions = 100;  // expand_depthwise3x3_pays
 
 // Up to kMaxGroups groups of 8 expanded channels computed together (the expand's inputs
-// are then read once for both): their weights, channel-interleaved: the expand's C x (G * 8),
-// the depthwise's 9 x 8 and both biases per group.
+// are then read once for both): a unit of work. A unit's weights, channel-interleaved, are
+// packed (pack_unit) as w1: C x G x 8 (the expand's), w2: G x 9 x 8 (the depthwise's), b1:
+// G x 8, b2: G x 8. Every unit but the last holds the same number of groups (kMaxGroups, or
+// one where a band has no room for two: groups_per_unit), so the units follow each other
+// (8 * (C + 11) floats a group) and unit u starts at group u * groups_per_unit's offset.
 constexpr int kMaxGroups = 2;
-struct GroupWeights {
-  alignas(32) float w1[kMaxExpandK * kMaxGroups * kLanes];
-  alignas(32) float w2[kMaxGroups][9 * kLanes];
-  float b1[kMaxGroups * kLanes], b2[kMaxGroups][kLanes];
+constexpr int64_t kUnitExtraFloats = 11 * kLanes;  // w2, b1 and b2 of one group
+
+// The weights of a unit of G groups as pack_unit lays them out.
+struct UnitWeights {
+  const float *w1, *w2, *b1, *b2;  // w2 and b2: group gi's at + gi * 72 and + gi * 8
 };
+
+UnitWeights unit_weights(const float* packed, int64_t C, int G) {
+  const float* w2 = packed + C * G * kLanes;
+  return UnitWeights{packed, w2, w2 + G * 9 * kLanes, w2 + G * 10 * kLanes};
+}
+
+// Groups [g0, g0 + G) of the expand's w1 (M x C) and b1 and the depthwise's w2 (M x 9) and b2
+// (M; either bias nullptr: zeros) into `dst`, laid out as above.
+void pack_unit(int64_t C, const float* w1, const float* b1, const float* w2, const float* b2, int64_t g0, int G,
+               float* dst) {
+  float* d2 = dst + C * G * kLanes;
+  float* db1 = d2 + G * 9 * kLanes;
+  float* db2 = db1 + G * kLanes;
+  for (int gi = 0; gi < G; ++gi)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const int64_t m = (g0 + gi) * kLanes + k;
+      for (int64_t c = 0; c < C; ++c) dst[(c * G + gi) * kLanes + k] = w1[m * C + c];
+      for (int64_t t = 0; t < 9; ++t) d2[(gi * 9 + t) * kLanes + k] = w2[m * 9 + t];
+      db1[gi * kLanes + k] = b1 ? b1[m] : 0.f;
+      db2[gi * kLanes + k] = b2 ? b2[m] : 0.f;
+    }
+}
 
 struct ExpandDepthwiseArgs {
   const ExpandDepthwiseParams* p;
   Conv2dParams dw;  // the depthwise's geometry, for the band kernels
-  const float *x, *w1, *b1, *w2, *b2;
+  const float* x;
+  const float* packed;                // expand_depthwise3x3_pack's layout, or nullptr:
+  const float *w1, *b1, *w2, *b2;     // each unit packs its weights from these
   StoreActivation act1, act2;
   float* y;
   bool avx2;
@@ -251,7 +279,7 @@ float activate_plain(float v, const StoreActivation& act) {
 // group's row at d[gi]) from input row xr (channel 0's; channels hw apart): padded column
 // iw + 1 is the 1x1 at column iw, with bias and activation; column 0 and those past W are zero
 // (the depthwise's padding).
-void expand_row_plain(const float* xr, int64_t hw, int64_t K, int64_t W, int64_t wp, const GroupWeights& g,
+void expand_row_plain(const float* xr, int64_t hw, int64_t K, int64_t W, int64_t wp, const UnitWeights& g,
                       int G, const StoreActivation& act, float* const d[]) {
   for (int gi = 0; gi < G; ++gi) {
     std::fill(d[gi], d[gi] + wp * kLanes, 0.f);
@@ -290,7 +318,7 @@ void store_band_plain(const float* out, int64_t n, float* const ys[kLanes], int6
 // padded places: pixel q is at column `col` of the rows at d[gi]. `act` by value: as a
 // reference it was loaded again after every store (4% of the 16 -> 96 expand at 112 x 112).
 template <int G, int P>
-KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, const GroupWeights& g,
+KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, const UnitWeights& g,
                                        const StoreActivation act, int64_t W, int64_t row, float* const d0[],
                                        int64_t col) {
   __m256 acc[G][P];
@@ -305,7 +333,7 @@ KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, c
   for (int64_t c = 0; c < K; ++c) {
     __m256 w[G];
 #pragma GCC unroll 2
-    for (int gi = 0; gi < G; ++gi) w[gi] = _mm256_load_ps(g.w1 + (c * G + gi) * kLanes);
+    for (int gi = 0; gi < G; ++gi) w[gi] = _mm256_loadu_ps(g.w1 + (c * G + gi) * kLanes);
     const float* xc = xq + c * hw;
 #pragma GCC unroll 8
     for (int j = 0; j < P; ++j) {
@@ -333,7 +361,7 @@ KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, c
 // for 8 loads instead of 8 for 9.
 template <int G>
 KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
-                                    int64_t wp, const GroupWeights& g, const StoreActivation& act,
+                                    int64_t wp, const UnitWeights& g, const StoreActivation& act,
                                     float* const d[]) {
   constexpr int kBlock = G == 1 ? 8 : 6;
   const __m256 zero = _mm256_setzero_ps();
@@ -363,7 +391,7 @@ KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64
 // Expanded input rows [ih0, ih0 + rows) of image x, G groups, into padded rows d[gi] on (wp
 // columns each).
 void expand_rows(const ExpandDepthwiseArgs& a, const float* x, int64_t ih0, int64_t rows, int64_t wp,
-                 const GroupWeights& gw, int G, float* const d[]) {
+                 const UnitWeights& gw, int G, float* const d[]) {
   const ExpandDepthwiseParams& p = *a.p;
 #if KILN_X86_KERNELS
   if (a.avx2 && G == 2) {
@@ -387,7 +415,7 @@ void expand_rows(const ExpandDepthwiseArgs& a, const float* x, int64_t ih0, int6
 // expanded rows it shares with the one before.
 template <int64_t S>
 void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, int G, int64_t oh_begin,
-                           int64_t oh_end, GroupWeights& gw, float* buf) {
+                           int64_t oh_end, const UnitWeights& gw, float* buf) {
   const ExpandDepthwiseParams& p = *a.p;
   const Conv2dParams& dp = a.dw;
   const int64_t wp = padded_width(dp), band = band_rows(dp, G), row = wp * kLanes;
@@ -396,14 +424,7 @@ void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, 
   float* out = buf + G * ((band - 1) * S + 3) * row;
   float* ys[kMaxGroups][kLanes];
   for (int gi = 0; gi < G; ++gi)
-    for (int64_t k = 0; k < kLanes; ++k) {
-      const int64_t m = (g0 + gi) * kLanes + k;
-      for (int64_t c = 0; c < p.C; ++c) gw.w1[(c * G + gi) * kLanes + k] = a.w1[m * p.C + c];
-      for (int64_t t = 0; t < 9; ++t) gw.w2[gi][t * kLanes + k] = a.w2[m * 9 + t];
-      gw.b1[gi * kLanes + k] = a.b1 ? a.b1[m] : 0.f;
-      gw.b2[gi][k] = a.b2 ? a.b2[m] : 0.f;
-      ys[gi][k] = a.y + (n * p.M + m) * p.OH * p.OW;
-    }
+    for (int64_t k = 0; k < kLanes; ++k) ys[gi][k] = a.y + (n * p.M + (g0 + gi) * kLanes + k) * p.OH * p.OW;
   const float* x = a.x + n * p.C * p.H * p.W;
   int64_t held_lo = 0, held_hi = 0;  // padded input rows in `in`, from its first row
   for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
@@ -430,12 +451,12 @@ void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, 
     for (int gi = 0; gi < G; ++gi) {
 #if KILN_X86_KERNELS
       if (a.avx2) {
-        compute_band<S>(dp, in[gi], rows, wp, gw.w2[gi], gw.b2[gi], a.act2, out);
+        compute_band<S>(dp, in[gi], rows, wp, gw.w2 + gi * 9 * kLanes, gw.b2 + gi * kLanes, a.act2, out);
         store_band(out, rows * p.OW, ys[gi], oh0 * p.OW);
         continue;
       }
 #endif
-      compute_band_plain(dp, in[gi], rows, wp, gw.w2[gi], gw.b2[gi], a.act2, out);
+      compute_band_plain(dp, in[gi], rows, wp, gw.w2 + gi * 9 * kLanes, gw.b2 + gi * kLanes, a.act2, out);
       store_band_plain(out, rows * p.OW, ys[gi], oh0 * p.OW);
     }
   }
@@ -581,34 +602,77 @@ void depthwise3x3_pointwise_f32(const DepthwisePointwiseParams& p, const float* 
   (void)avx2;
 }
 
-void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
-                             const StoreActivation& act1, const float* w2, const float* b2,
-                             const StoreActivation& act2, float* y, ThreadPool* pool) noexcept {
-  const ExpandDepthwiseArgs args{&p, depthwise_of(p), x, w1, b1, w2, b2, act1, act2, y, cpu_has_avx2_fma()};
+namespace {
+
+// Groups of 8 expanded channels a unit of work takes: two, or one where a band has no room
+// for two.
+int64_t groups_per_unit(const ExpandDepthwiseParams& p) {
+  return band_rows(depthwise_of(p), kMaxGroups) > 0 ? kMaxGroups : 1;
+}
+
+void run_expand_depthwise(const ExpandDepthwiseArgs& args, ThreadPool* pool) {
+  const ExpandDepthwiseParams& p = *args.p;
   // Work units: a pair of groups (one where the band has no room for two, or the last of an
   // odd number) of chunk k of image n, groups innermost, so that a thread's units share their
-  // chunk's input rows.
+  // chunk's input rows. Chunks of near-equal rows (chunk k: rows [k * OH / chunks,
+  // (k + 1) * OH / chunks)).
   const int64_t groups = p.M / kLanes, per_row = p.C * p.W * p.stride * static_cast<int64_t>(sizeof(float));
-  const int64_t per_unit = band_rows(args.dw, kMaxGroups) > 0 ? kMaxGroups : 1;
-  const int64_t units = (groups + per_unit - 1) / per_unit;
-  int64_t chunk = std::clamp<int64_t>(kChunkBytes / per_row, 1, p.OH);
-  const int64_t chunks = (p.OH + chunk - 1) / chunk;
-  chunk = (p.OH + chunks - 1) / chunks;  // near-equal chunks
-  parallel_for(pool, p.N * chunks * units, [a = &args, groups, per_unit, units, chunks, chunk](int64_t u0, int64_t u1) {
+  const int64_t per_unit = groups_per_unit(p), units = (groups + per_unit - 1) / per_unit;
+  const int64_t most = std::clamp<int64_t>(kChunkBytes / per_row, 1, p.OH);
+  const int64_t chunks = (p.OH + most - 1) / most;
+  parallel_for(pool, p.N * chunks * units, [a = &args, groups, per_unit, units, chunks](int64_t u0, int64_t u1) {
     const ExpandDepthwiseParams& q = *a->p;
     alignas(32) float buf[kBandFloats];
-    GroupWeights gw;
+    // A unit's weights, when they are not packed already.
+    alignas(32) float own[(kMaxExpandK * kLanes + kUnitExtraFloats) * kMaxGroups];
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / (chunks * units), oh0 = u / units % chunks * chunk;
-      const int64_t oh1 = oh0 + chunk < q.OH ? oh0 + chunk : q.OH;
-      const int64_t g0 = u % units * per_unit;
+      const int64_t n = u / (chunks * units), k = u / units % chunks;
+      const int64_t oh0 = k * q.OH / chunks, oh1 = (k + 1) * q.OH / chunks;
+      const int64_t unit = u % units, g0 = unit * per_unit;
       const int G = static_cast<int>(std::min(per_unit, groups - g0));
+      const float* packed = own;
+      if (a->packed)
+        packed = a->packed + unit * per_unit * (q.C * kLanes + kUnitExtraFloats);
+      else
+        pack_unit(q.C, a->w1, a->b1, a->w2, a->b2, g0, G, own);
+      const UnitWeights gw = unit_weights(packed, q.C, G);
       if (q.stride == 1)
         expand_depthwise_rows<1>(*a, n, g0, G, oh0, oh1, gw, buf);
       else
         expand_depthwise_rows<2>(*a, n, g0, G, oh0, oh1, gw, buf);
     }
   });
+}
+
+}  // namespace
+
+int64_t expand_depthwise3x3_packed_floats(const ExpandDepthwiseParams& p) noexcept {
+  return p.M * p.C + (p.M / kLanes) * kUnitExtraFloats;
+}
+
+void expand_depthwise3x3_pack(const ExpandDepthwiseParams& p, const float* w1, const float* b1, const float* w2,
+                              const float* b2, float* packed) noexcept {
+  const int64_t groups = p.M / kLanes, per_unit = groups_per_unit(p);
+  for (int64_t g0 = 0; g0 < groups; g0 += per_unit) {
+    const int G = static_cast<int>(std::min(per_unit, groups - g0));
+    pack_unit(p.C, w1, b1, w2, b2, g0, G, packed + g0 * (p.C * kLanes + kUnitExtraFloats));
+  }
+}
+
+void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
+                             const StoreActivation& act1, const float* w2, const float* b2,
+                             const StoreActivation& act2, float* y, ThreadPool* pool) noexcept {
+  run_expand_depthwise(ExpandDepthwiseArgs{&p, depthwise_of(p), x, nullptr, w1, b1, w2, b2, act1, act2, y,
+                                           cpu_has_avx2_fma()},
+                       pool);
+}
+
+void expand_depthwise3x3_f32_prepacked(const ExpandDepthwiseParams& p, const float* x, const float* packed,
+                                       const StoreActivation& act1, const StoreActivation& act2, float* y,
+                                       ThreadPool* pool) noexcept {
+  run_expand_depthwise(ExpandDepthwiseArgs{&p, depthwise_of(p), x, packed, nullptr, nullptr, nullptr, nullptr, act1,
+                                           act2, y, cpu_has_avx2_fma()},
+                       pool);
 }
 
 }  // namespace kiln::rt

@@ -71,8 +71,10 @@ ExpandDepthwiseParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M
 
 TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolutions") {
   // Odd and tiny planes, strides 1 and 2 (zero rows at both edges), several chunks of rows and
-  // several bands a chunk (the rows bands share kept), pairs of groups and single ones,
-  // batches, 1 and 2 threads, every activation, biases absent.
+  // several bands a chunk (the rows bands share kept), pairs of groups and single ones (an odd
+  // number of groups: a last unit of one), batches, 1 and 2 threads (one image: the rows split
+  // between them, fewer rows than threads), every activation, biases absent, weights packed
+  // per call and once.
   const ExpandDepthwiseParams cases[] = {
       make(1, 16, 28, 28, 96, 2),   // MobileNetV2's shape, smaller
       make(1, 24, 14, 14, 144, 1),  //
@@ -85,6 +87,8 @@ TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolu
       make(1, 300, 40, 170, 8, 1),  // a chunk per output row, several bands a plane
       make(1, 40, 61, 200, 16, 2),  // several chunks and bands, stride 2
       make(1, 3, 5, 400, 24, 1),    // rows too wide for two groups' bands: one group a unit
+      make(1, 6, 3, 3, 24, 1),      // 3 rows for 2 threads, 3 groups
+      make(1, 6, 4, 4, 40, 2),      // 2 output rows, stride 2, 5 groups
   };
   const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
                                   StoreActivation{StoreActivation::kRelu}, StoreActivation{},
@@ -104,13 +108,20 @@ TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolu
     const float* b1p = k % 3 == 2 ? nullptr : b1.data();
     const float* b2p = k % 5 == 4 ? nullptr : b2.data();
     const std::vector<float> r = expand_depthwise_ref(p, x, w1, b1p, a1, w2, b2p, a2);
-    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
-      std::vector<float> y(r.size(), -7.f);
-      expand_depthwise3x3_f32(p, x.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
-      INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
-                << " threads=" << (tp ? 2 : 1));
-      CHECK(max_rel_diff(y, r) < 1e-4);
-    }
+    // The weights packed once, in a buffer exactly as long as the kernel says (ASan checks it).
+    std::vector<float> packed(size_t(expand_depthwise3x3_packed_floats(p)));
+    expand_depthwise3x3_pack(p, w1.data(), b1p, w2.data(), b2p, packed.data());
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool})
+      for (bool prepacked : {false, true}) {
+        std::vector<float> y(r.size(), -7.f);
+        if (prepacked)
+          expand_depthwise3x3_f32_prepacked(p, x.data(), packed.data(), a1, a2, y.data(), tp);
+        else
+          expand_depthwise3x3_f32(p, x.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
+        INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
+                  << " threads=" << (tp ? 2 : 1) << " prepacked=" << prepacked);
+        CHECK(max_rel_diff(y, r) < 1e-4);
+      }
     seed += 7;
     ++k;
   }

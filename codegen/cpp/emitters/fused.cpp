@@ -125,16 +125,34 @@ std::string store_activation_expr(const ir::Node& node, const char* prefix) {
                      float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
 }
 
+// Whether the node's weights and biases are all constants (absent biases count): then they are
+// packed once, now, in the kernel's layout.
+bool conv_depthwise_packs_weights(const ir::Node& node, size_t input) {
+  if (input != 1 && input != 2 && input != 3 && input != 4) return false;
+  for (size_t i = 1; i <= 4; ++i)
+    if ((i == 1 || i == 3 || node.has_input(i)) && !is_f32_constant(node.input(i))) return false;
+  return true;
+}
+
 void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
   kiln::rt::ExpandDepthwiseParams p{};
   conv_depthwise_params(node, p);
   ctx.line(fmt::format("const kiln::rt::ExpandDepthwiseParams p{{{}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
                        p.W, p.M, p.stride, p.OH, p.OW));
+  const std::string act1 = store_activation_expr(node, "expand_activation");
+  const std::string act2 = store_activation_expr(node, "activation");
+  if (conv_depthwise_packs_weights(node, 1)) {
+    // Interleaved now, once, as the kernel's units read them, rather than on every run.
+    auto data = [&](size_t i) { return node.has_input(i) ? node.input(i)->constant().data<float>() : nullptr; };
+    std::vector<float> packed(static_cast<size_t>(kiln::rt::expand_depthwise3x3_packed_floats(p)));
+    kiln::rt::expand_depthwise3x3_pack(p, data(1), data(2), data(3), data(4), packed.data());
+    ctx.line(fmt::format("kiln::rt::expand_depthwise3x3_f32_prepacked(p, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
+                         ctx.add_weight_floats(packed), act1, act2, ctx.out(node, 0)));
+    return;
+  }
   ctx.line(fmt::format("kiln::rt::expand_depthwise3x3_f32(p, {}, {}, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
-                       ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
-                       store_activation_expr(node, "expand_activation"), ctx.in(node, 3),
-                       node.has_input(4) ? ctx.in(node, 4) : "nullptr", store_activation_expr(node, "activation"),
-                       ctx.out(node, 0)));
+                       ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr", act1, ctx.in(node, 3),
+                       node.has_input(4) ? ctx.in(node, 4) : "nullptr", act2, ctx.out(node, 0)));
 }
 
 // kiln.FusedDepthwiseConv: the kernel's parameters, or the reason it does not apply.
@@ -211,7 +229,9 @@ void register_fused_emitters(EmitterRegistry& r) {
                                   .unsupported = unsupported_conv2d,
                                   .scratch_bytes = conv2d_scratch_bytes,
                                   .packs_input = conv2d_packs_weights});
-  r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise, .unsupported = unsupported_conv_depthwise});
+  r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise,
+                                           .unsupported = unsupported_conv_depthwise,
+                                           .packs_input = conv_depthwise_packs_weights});
   r.add("kiln.FusedDepthwiseConv", Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul, .packs_input = gemm_packs_b});

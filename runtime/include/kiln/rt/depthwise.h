@@ -61,9 +61,25 @@ bool expand_depthwise3x3_pays(const ExpandDepthwiseParams& p) noexcept;
 // never leaves L1/L2; consecutive bands keep the rows they share. Groups and bands of rows
 // are split across the pool. With AVX2 and FMA (checked at run time), vector kernels;
 // elsewhere the same bands in plain loops.
+// The weights are interleaved per unit of work as the kernel reads them, on every call: a
+// model with constant weights packs them once (expand_depthwise3x3_pack) and calls
+// expand_depthwise3x3_f32_prepacked.
 void expand_depthwise3x3_f32(const ExpandDepthwiseParams& p, const float* x, const float* w1, const float* b1,
                              const StoreActivation& act1, const float* w2, const float* b2,
                              const StoreActivation& act2, float* y, ThreadPool* pool) noexcept;
+
+// Floats of the packed weights of p's shape (w1, b1, w2 and b2 together).
+int64_t expand_depthwise3x3_packed_floats(const ExpandDepthwiseParams& p) noexcept;
+
+// w1, b1, w2, b2 as expand_depthwise3x3_f32 takes them, interleaved into `packed`
+// (expand_depthwise3x3_packed_floats(p) floats; the layout depends on p's shape only).
+void expand_depthwise3x3_pack(const ExpandDepthwiseParams& p, const float* w1, const float* b1, const float* w2,
+                              const float* b2, float* packed) noexcept;
+
+// expand_depthwise3x3_f32 with the weights packed by expand_depthwise3x3_pack for the same p.
+void expand_depthwise3x3_f32_prepacked(const ExpandDepthwiseParams& p, const float* x, const float* packed,
+                                       const StoreActivation& act1, const StoreActivation& act2, float* y,
+                                       ThreadPool* pool) noexcept;
 
 // A depthwise 3x3 (pads 1, stride 1 or 2) followed by a 1x1 convolution reading it
 // (MobileNetV2's first block: 32 channels at 112 x 112, then 32 -> 16): x is N x C x H x W,
