@@ -79,6 +79,44 @@ def operator_form(kiln, work):
     return ok
 
 
+def large_per_tensor(kiln, work):
+    """QuantizeLinear and DequantizeLinear per tensor on 8 bits, large enough (50000 values, a
+    last chunk of 848) that the compiled code splits them into chunks across the threads: at 1
+    and 2 threads the same values as kiln's interpreter and ONNX Runtime's."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((1, 20, 50, 50)) * 3).astype(np.float32)
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("s", np.array(0.023, np.float32)), ("zu", np.array(117, np.uint8)), ("zs", np.array(-9, np.int8))]]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zu"], ["qu"]),
+             helper.make_node("QuantizeLinear", ["x", "s", "zs"], ["qs"]),
+             helper.make_node("DequantizeLinear", ["qu", "s", "zu"], ["du"]),
+             helper.make_node("DequantizeLinear", ["qs", "s", "zs"], ["ds"])]
+    outs = [("qu", TensorProto.UINT8), ("qs", TensorProto.INT8), ("du", TensorProto.FLOAT),
+            ("ds", TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "large", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info(n, t, x.shape) for n, t in outs], inits)
+    path = os.path.join(work, "large.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.save(os.path.join(work, "xl.npy"), x)
+    run([kiln, "compile", path, "-o", os.path.join(work, "large")])
+    run([kiln, "run", path, os.path.join(work, "xl.npy"), "-o", os.path.join(work, "large_interpreted")])
+    ok = True
+    for threads in (1, 2):
+        out = os.path.join(work, f"large_{threads}")
+        run([os.path.join(work, "large", "large"), os.path.join(work, "xl.npy"), "--threads", str(threads),
+             "-o", out])
+        for (name, _), w in zip(outs, want):
+            got = np.load(os.path.join(out, name + ".npy"))
+            ref = np.load(os.path.join(work, "large_interpreted", name + ".npy"))
+            same = got.shape == ref.shape and np.array_equal(got, ref)
+            diff = float(np.abs(got.astype(np.float64) - w.astype(np.float64)).max())
+            print(f"per tensor, {threads} threads, {name}: equal to the interpreter {same}, max |kiln - ORT| {diff:g}")
+            ok = ok and same and diff == 0
+    return ok
+
+
 def main():
     kiln, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -121,8 +159,11 @@ def main():
             failed = True
     if not operator_form(kiln, work):
         failed = True
+    if not large_per_tensor(kiln, work):
+        failed = True
     if failed:
-        sys.exit(f"FAIL: kiln differs from ONNX Runtime (QDQ: by more than one step, {tol:g}; operator form: at all)")
+        sys.exit(f"FAIL: kiln differs from ONNX Runtime (QDQ: by more than one step, {tol:g}; operator form and "
+                 f"large per-tensor Quantize/DequantizeLinear: at all)")
     print("ok")
 
 
