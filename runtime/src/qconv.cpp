@@ -305,11 +305,60 @@ size_t xp_bytes(const Conv2dParams& p) {
   return static_cast<size_t>(p.C / 4 * L.hp * L.row + 128);
 }
 
+#if KILN_QCONV_X86
+// 16 columns of 4 rows (v[t]: row t's bytes) as groups of 4 bytes: o[q] holds columns 4q .. 4q + 3.
+inline void interleave4(const __m128i* v, __m128i* o) {
+  const __m128i a_lo = _mm_unpacklo_epi8(v[0], v[1]), a_hi = _mm_unpackhi_epi8(v[0], v[1]);
+  const __m128i b_lo = _mm_unpacklo_epi8(v[2], v[3]), b_hi = _mm_unpackhi_epi8(v[2], v[3]);
+  o[0] = _mm_unpacklo_epi16(a_lo, b_lo);
+  o[1] = _mm_unpackhi_epi16(a_lo, b_lo);
+  o[2] = _mm_unpacklo_epi16(a_hi, b_hi);
+  o[3] = _mm_unpackhi_epi16(a_hi, b_hi);
+}
+
+// The first n (< 16) groups of o (interleave4's) at d, by masked stores.
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) inline void store_groups(const __m128i* o, int64_t n,
+                                                                                 uint8_t* d) {
+  for (int64_t q = 0; q < 4; ++q) {
+    const int64_t k = std::clamp<int64_t>(n - 4 * q, 0, 4);
+    if (k > 0) _mm_mask_storeu_epi8(d + 16 * q, static_cast<__mmask16>((1u << (4 * k)) - 1), o[q]);
+  }
+}
+
+// build_xp's last n < 16 input columns of a row (from column iw of the rows s[t], to padded
+// column c on) with AVX-512 (BW, VL): masked loads, masked stores. A 7- or 14-wide row (ResNet's
+// layer4) has only these.
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) void xp_tail_avx512(const unsigned char* const* s,
+                                                                             int64_t iw, int64_t n, uint8_t flip,
+                                                                             uint8_t* d, int64_t sw, int64_t wq,
+                                                                             int64_t c) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  const auto in = static_cast<__mmask16>((1u << n) - 1);
+  __m128i v[4], o[4];
+  for (int t = 0; t < 4; ++t) v[t] = _mm_xor_si128(_mm_maskz_loadu_epi8(in, s[t] + iw), f);
+  interleave4(v, o);
+  if (sw == 1) return store_groups(o, n, d + c * 4);
+  // stride 2: columns c, c + 2, ... to phase c % 2 from c / 2 on, c + 1, c + 3, ... to the other
+  __m128i phase[2][4];  // [c's, c + 1's][groups]
+  for (int h = 0; h < 2; ++h) {
+    const __m128 x0 = _mm_castsi128_ps(o[2 * h]), x1 = _mm_castsi128_ps(o[2 * h + 1]);
+    phase[0][h] = _mm_castps_si128(_mm_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)));
+    phase[1][h] = _mm_castps_si128(_mm_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  for (int e = 0; e < 2; ++e) {
+    const int64_t cc = c + e, count = (n + 1 - e) / 2;
+    phase[e][2] = phase[e][3] = _mm_setzero_si128();
+    store_groups(phase[e], count, d + (cc % 2 * wq + cc / 2) * 4);
+  }
+}
+#endif
+
 // Channel blocks [cb0, cb1) of XP (at xp + 64) from image n's input: padding holds `pad`.
 // Input column iw lands at padded column iw + pad_left (those beyond the last output's reach
 // are not stored).
+// `wide`: AVX-512 (BW, VL) may be used.
 void build_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, unsigned char pad, uint8_t flip,
-              unsigned char* xp, int64_t cb0, int64_t cb1) {
+              unsigned char* xp, int64_t cb0, int64_t cb1, bool wide) {
   const XpLayout L = xp_layout(p);
   const int64_t sw = p.stride_w, wp = sw * L.wq;
   const int64_t iw0 = std::max<int64_t>(0, -p.pad_left), iw1 = std::min(p.W, wp - p.pad_left);
@@ -332,11 +381,8 @@ void build_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, unsigned
         __m128i v[4];
         for (int t = 0; t < 4; ++t)
           v[t] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[t] + iw)), f);
-        const __m128i a_lo = _mm_unpacklo_epi8(v[0], v[1]), a_hi = _mm_unpackhi_epi8(v[0], v[1]);
-        const __m128i b_lo = _mm_unpacklo_epi8(v[2], v[3]), b_hi = _mm_unpackhi_epi8(v[2], v[3]);
-        // o[q]: columns iw + 4q .. + 3, 4 bytes each
-        const __m128i o[4] = {_mm_unpacklo_epi16(a_lo, b_lo), _mm_unpackhi_epi16(a_lo, b_lo),
-                              _mm_unpacklo_epi16(a_hi, b_hi), _mm_unpackhi_epi16(a_hi, b_hi)};
+        __m128i o[4];  // o[q]: columns iw + 4q .. + 3, 4 bytes each
+        interleave4(v, o);
         const int64_t c = iw + p.pad_left;
         if (sw == 1) {
           for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(at(c) + q * 16), o[q]);
@@ -351,6 +397,12 @@ void build_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, unsigned
           _mm_storeu_si128(reinterpret_cast<__m128i*>(at(c + 8 * h + 1)), odd);
         }
       }
+      if (wide && iw < iw1) {
+        xp_tail_avx512(s, iw, iw1 - iw, flip, d, sw, L.wq, iw + p.pad_left);
+        iw = iw1;
+      }
+#else
+      (void)wide;
 #endif
       for (; iw < iw1; ++iw)
         for (int t = 0; t < 4; ++t) at(iw + p.pad_left)[t] = static_cast<uint8_t>(s[t][iw] ^ flip);
@@ -581,7 +633,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       const unsigned char* src = xs + (n * p.C + g * cg) * p.H * p.W;
       const auto pad = static_cast<unsigned char>(x.zero_point);
       if (xp_path) {
-        parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) { build_xp(p, xs, n, pad, flip, cols, c0, c1); });
+        parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) { build_xp(p, xs, n, pad, flip, cols, c0, c1, wide); });
       } else if (!direct) {
         parallel_for(pool, K, [&](int64_t k0, int64_t k1) { im2col(p, xs, n, g, pad, cols, k0, k1, wide); });
         src = cols;
@@ -1139,6 +1191,414 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 }
 
 
+// ---- pixels as the broadcast operand ---------------------------------------------------------
+//
+// Layers with few output pixels (ResNet-50's layer4: 7 x 7 planes) waste lanes in 16-pixel
+// panels (49 pixels fill 3.5), and packing the panels copies the input once per tap. For those
+// the tile is turned round, as ONNX Runtime's MLAS does it: its rows are kPbPixels consecutive
+// output pixels whose k-groups (4 channels at one tap) are broadcast straight from the
+// channel-interleaved copy XP (no panels), its columns 16 output channels a vector, from weights
+// packed at compile time in blocks of 16 channels ([block][kq][16][4], K in (kh, kw, c) order).
+// 1x1 convolutions without padding read a compact XP instead, [C / 4][OH][OW][4]: the pixels
+// they read, whatever the stride. The 7 x 16 V int32 sums are requantized in registers and
+// transposed (vpermt2b) so that each channel's 7 bytes are one store.
+constexpr int64_t kPbPixels = 7;  // output pixels a tile (ResNet's planes are 7 k wide)
+constexpr int64_t kPbBlock = 16;  // output channels a weight block (one vector)
+constexpr int kPbMaxVecs = 3;     // weight blocks a tile: 21 sums and 3 weight vectors in registers
+constexpr int64_t kPbMaxTaps = 25;
+
+bool pb_compact(const Conv2dParams& p) {
+  return p.KH == 1 && p.KW == 1 && p.pad_top == 0 && p.pad_left == 0 && (p.OH - 1) * p.stride_h < p.H &&
+         (p.OW - 1) * p.stride_w < p.W;
+}
+
+// The shapes that run with pixels as the broadcast operand, chosen by shape alone (the weights'
+// packing depends on it), where it measured faster on Zen 4 (one thread, us, panels -> this):
+// ResNet-50's 3x3s of 28 x 28 outputs and fewer (layer2 551 -> 528, layer3 547 -> 513, layer4
+// 610 -> 506, the stride-2 ones 618 / 624 / 708 -> 560 / 532 / 515; layer1's 56 x 56 one is
+// level, 564 -> 556) and 1x1s of at most 49 pixels with at least 256 input channels (layer4's
+// 2048 -> 512 282 -> 241, its downsample 568 -> 477). With fewer channels, or more pixels, the
+// sums of a tile are too few for its transposing epilogue (MobileNetV2's 7 x 7 160 -> 960:
+// 44 -> 46; ResNet's layer2 downsample, 28 x 28, K = 256: 495 -> 542).
+bool pixel_broadcast(const Conv2dParams& p) {
+  if (p.group != 1 || p.C % 4 != 0 || p.dil_h != 1 || p.dil_w != 1) return false;
+  const int64_t pixels = p.OH * p.OW;
+  if (pb_compact(p)) return pixels <= 49 && p.C >= 256;
+  return interleaved(p) && p.KH * p.KW <= kPbMaxTaps && pixels <= 28 * 28;
+}
+
+struct PbGeometry {
+  int64_t taps, cbs, cb_stride;  // taps, channel blocks of 4, XP bytes from block to block
+  int64_t row_step, col_step;    // XP bytes from one output row, column to the next
+  int64_t tap_off[kPbMaxTaps];   // of each tap (kh, kw) for output pixel (0, 0), channel block 0
+};
+
+PbGeometry pb_geometry(const Conv2dParams& p) {
+  PbGeometry g{};
+  g.cbs = p.C / 4;
+  g.col_step = 4;
+  if (pb_compact(p)) {
+    g.taps = 1;
+    g.cb_stride = p.OH * p.OW * 4;
+    g.row_step = p.OW * 4;
+    return g;
+  }
+  const XpLayout L = xp_layout(p);
+  g.taps = p.KH * p.KW;
+  g.cb_stride = L.hp * L.row;
+  g.row_step = p.stride_h * L.row;
+  for (int64_t kh = 0; kh < p.KH; ++kh)
+    for (int64_t kw = 0; kw < p.KW; ++kw) g.tap_off[kh * p.KW + kw] = xp_offset(p, L, kh, kw, 0);
+  return g;
+}
+
+size_t pb_xp_bytes(const Conv2dParams& p) {
+  return pb_compact(p) ? static_cast<size_t>(p.C * p.OH * p.OW + 128) : xp_bytes(p);
+}
+
+// Compact XP (at xp + 64) of channel blocks [cb0, cb1): pixel (oh, ow)'s 4 channels at
+// ((cb * OH + oh) * OW + ow) * 4, flipped as the panels store them.
+#if KILN_QCONV_X86
+// build_compact_xp's last n < 16 output columns of a row (from ow, stride sw <= 2) with AVX-512
+// (BW, VL): masked loads of the bytes read (stride 2: the even bytes, vpmovwb), masked stores.
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) void compact_tail_avx512(const unsigned char* const* s,
+                                                                                  int64_t ow, int64_t n, int64_t sw,
+                                                                                  uint8_t flip, uint8_t* d) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  __m128i v[4], o[4];
+  for (int t = 0; t < 4; ++t) {
+    v[t] = sw == 1 ? _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1), s[t] + ow)
+                   : _mm256_cvtepi16_epi8(
+                         _mm256_maskz_loadu_epi8(static_cast<__mmask32>((1u << (2 * n - 1)) - 1), s[t] + 2 * ow));
+    v[t] = _mm_xor_si128(v[t], f);
+  }
+  interleave4(v, o);
+  store_groups(o, n, d);
+}
+#endif
+
+// `wide`: AVX-512 (BW, VL) may be used.
+void build_compact_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, uint8_t flip, unsigned char* xp,
+                      int64_t cb0, int64_t cb1, bool wide) {
+  const int64_t sw = p.stride_w;
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const unsigned char* planes = x + (n * p.C + cb * 4) * p.H * p.W;
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      uint8_t* d = xp + 64 + (cb * p.OH + oh) * p.OW * 4;
+      const unsigned char* s[4];
+      for (int t = 0; t < 4; ++t) s[t] = planes + t * p.H * p.W + oh * p.stride_h * p.W;
+      int64_t ow = 0;
+#if KILN_QCONV_X86
+      const __m128i f = _mm_set1_epi8(static_cast<char>(flip)), even = _mm_set1_epi16(0x00FF);
+      // 16 outputs at a time while their 16 (stride 1) or 32 (stride 2) bytes lie in the row
+      for (; ow + 16 <= p.OW && (sw == 1 || (sw == 2 && 2 * ow + 32 <= p.W)); ow += 16) {
+        __m128i v[4];
+        for (int t = 0; t < 4; ++t) {
+          const auto* at = reinterpret_cast<const __m128i*>(s[t] + sw * ow);
+          v[t] = sw == 1 ? _mm_loadu_si128(at)
+                         : _mm_packus_epi16(_mm_and_si128(_mm_loadu_si128(at), even),
+                                            _mm_and_si128(_mm_loadu_si128(at + 1), even));
+          v[t] = _mm_xor_si128(v[t], f);
+        }
+        __m128i o[4];
+        interleave4(v, o);
+        for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ow * 4 + 16 * q), o[q]);
+      }
+      if (wide && ow < p.OW && sw <= 2) {
+        compact_tail_avx512(s, ow, p.OW - ow, sw, flip, d + ow * 4);
+        ow = p.OW;
+      }
+#else
+      (void)wide;
+#endif
+      for (; ow < p.OW; ++ow)
+        for (int t = 0; t < 4; ++t) d[ow * 4 + t] = static_cast<uint8_t>(s[t][ow * sw] ^ flip);
+    }
+  }
+}
+
+// The packed weights: header, the channels' sums, blocks of 16 channels ([kq][16][4]).
+int64_t pb_sum_bytes(int64_t M) { return round_up(round_up(M, kPbBlock) * 4, 64); }
+
+size_t pb_weight_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(kHeader + pb_sum_bytes(p.M) + round_up(p.M, kPbBlock) * k_groups(patch_len(p)) * 4);
+}
+
+// w: [M][K], K in (kh, kw, c) order.
+template <class T>
+void pack_pb(int64_t K, int64_t M, const T* w, unsigned char* packed) {
+  const int32_t shift = std::is_same_v<T, uint8_t> ? 128 : 0;
+  const int64_t kq = k_groups(K), mb = round_up(M, kPbBlock);
+  std::memset(packed, 0, static_cast<size_t>(kHeader + pb_sum_bytes(M)));
+  const WeightHeader h{K, M, shift};
+  std::memcpy(packed, &h, sizeof h);
+  int32_t* sums = reinterpret_cast<int32_t*>(packed + kHeader);
+  int8_t* blocks = reinterpret_cast<int8_t*>(packed + kHeader + pb_sum_bytes(M));
+  for (int64_t m = 0; m < mb; ++m)
+    for (int64_t g = 0; g < kq; ++g)
+      for (int64_t t = 0; t < 4; ++t) {
+        const int64_t k = g * 4 + t;
+        const int32_t v = m < M && k < K ? static_cast<int32_t>(w[m * K + k]) - shift : 0;
+        blocks[(m / kPbBlock) * kq * 64 + g * 64 + (m % kPbBlock) * 4 + t] = static_cast<int8_t>(v);
+        if (m < M) sums[m] += v;
+      }
+}
+
+// One tile's operands: XP, its geometry, the tile's first weight block and the distance
+// between blocks.
+struct PbTile {
+  const uint8_t* xp;
+  const PbGeometry* g;
+  const int8_t* w;
+  int64_t w_block;
+};
+
+// Weight blocks of a tile: 3, or 2 + 2 rather than 3 + 1.
+int pb_vecs(int64_t remaining) { return remaining == 4 || remaining == 2 ? 2 : remaining == 1 ? 1 : kPbMaxVecs; }
+
+// c[r * 48 + j] = the int32 sum of pixel r (XP offset pix[r]) and channel j < 16 vecs, plain loops.
+void pb_sums_portable(const PbTile& a, const int64_t* pix, int vecs, int32_t* c) {
+  const PbGeometry& g = *a.g;
+  for (int64_t r = 0; r < kPbPixels; ++r)
+    for (int64_t j = 0; j < kPbBlock * vecs; ++j) {
+      const int8_t* w = a.w + (j / kPbBlock) * a.w_block + (j % kPbBlock) * 4;
+      uint32_t s = 0;
+      for (int64_t t = 0; t < g.taps; ++t)
+        for (int64_t cb = 0; cb < g.cbs; ++cb, w += 64) {
+          const uint8_t* x = a.xp + pix[r] + g.tap_off[t] + cb * g.cb_stride;
+          for (int i = 0; i < 4; ++i) s += static_cast<uint32_t>(x[i]) * static_cast<uint32_t>(int32_t{w[i]});
+        }
+      c[r * kPbBlock * kPbMaxVecs + j] = static_cast<int32_t>(s);
+    }
+}
+
+#if KILN_QCONV_X86
+// acc + vpdpbusd(u8 broadcast b, s8 weights w). Under GCC the instruction is written out: from
+// the intrinsic GCC moved the 21 sums of a tile to other registers and to the stack and back at
+// every k-group (as it did for qgemm's tile, see dpbusd_broadcast there).
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"), always_inline)) inline __m512i dpbusd_reg(
+    __m512i acc, __m512i b, __m512i w) {
+#if defined(__GNUC__) && !defined(__clang__)
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, b, w);
+#endif
+}
+
+// The sums of a tile in registers: acc[r][v] = init[v] + sum over k-groups of pixel r's 4 bytes
+// (broadcast) times block v's 16 x 4 weights.
+template <int V>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"), always_inline)) inline void pb_sums_vnni(
+    const PbTile& a, const int64_t* pix, const __m512i* init, __m512i (&acc)[kPbPixels][V]) {
+  const PbGeometry& g = *a.g;
+  const int64_t taps = g.taps, cbs = g.cbs, cb_stride = g.cb_stride, w_block = a.w_block;
+  const uint8_t* x[kPbPixels];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < kPbPixels; ++r) {
+    x[r] = a.xp + pix[r];
+    _Pragma("GCC unroll 4")
+    for (int v = 0; v < V; ++v) acc[r][v] = init[v];
+  }
+  const int8_t* w = a.w;
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t o = g.tap_off[t];
+    for (int64_t cb = 0; cb < cbs; ++cb, o += cb_stride, w += 64) {
+      __m512i wv[V];
+      _Pragma("GCC unroll 4")
+      for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_si512(w + v * w_block);
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < kPbPixels; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, x[r] + o, 4);
+        const __m512i b = _mm512_set1_epi32(quad);
+        _Pragma("GCC unroll 4")
+        for (int v = 0; v < V; ++v) acc[r][v] = dpbusd_reg(acc[r][v], b, wv[v]);
+      }
+    }
+  }
+}
+
+template <int V>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void pb_tile_vnni(const PbTile& a,
+                                                                                       const int64_t* pix,
+                                                                                       int32_t* c) {
+  __m512i init[V], acc[kPbPixels][V];
+  for (int v = 0; v < V; ++v) init[v] = _mm512_setzero_si512();
+  pb_sums_vnni<V>(a, pix, init, acc);
+  for (int r = 0; r < kPbPixels; ++r)
+    for (int v = 0; v < V; ++v) _mm512_storeu_si512(c + r * kPbBlock * kPbMaxVecs + v * kPbBlock, acc[r][v]);
+}
+
+// vpermt2b indices turning 8 rows of 16 channel bytes (rows 0-3 in the first table, 4-7 in
+// the second) into channels: byte 8 m + r of `lo` is row r's channel m, of `hi` channel m + 8.
+struct PbTranspose {
+  alignas(64) uint8_t lo[64];
+  alignas(64) uint8_t hi[64];
+};
+constexpr PbTranspose pb_transpose() {
+  PbTranspose t{};
+  for (int i = 0; i < 64; ++i) {
+    const int m = i / 8, r = i % 8;
+    t.lo[i] = static_cast<uint8_t>(r < 4 ? r * 16 + m : 64 + (r - 4) * 16 + m);
+    t.hi[i] = static_cast<uint8_t>(t.lo[i] + 8);
+  }
+  return t;
+}
+constexpr PbTranspose kPbTranspose = pb_transpose();
+
+// The tile requantized (a plain 8-bit output): the sums start at add[j], channel j's n_pix
+// bytes go to y + j * plane (j < n_ch).
+template <int V, bool Signed>
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni,avx512vbmi"))) void pb_tile_requant(
+    const PbTile& a, const int64_t* pix, const int32_t* add, const float* scale, int32_t zero_point,
+    unsigned char* y, int64_t plane, int64_t n_pix, int64_t n_ch) {
+  __m512i init[V], acc[kPbPixels][V];
+  for (int v = 0; v < V; ++v) init[v] = _mm512_loadu_si512(add + v * kPbBlock);
+  pb_sums_vnni<V>(a, pix, init, acc);
+  const Requant16 q = requant16<Signed>(zero_point);
+  const __m512i lo_index = _mm512_load_si512(kPbTranspose.lo), hi_index = _mm512_load_si512(kPbTranspose.hi);
+  const auto pix_mask = static_cast<__mmask64>((uint64_t{1} << n_pix) - 1);
+  _Pragma("GCC unroll 4")
+  for (int v = 0; v < V; ++v) {
+    const __m512 sc = _mm512_loadu_ps(scale + v * kPbBlock);
+    __m128i b[8];
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < kPbPixels; ++r) b[r] = requantized(q, acc[r][v], sc);
+    b[7] = _mm_setzero_si128();
+    const __m512i z0 = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_castsi128_si256(b[0]), b[1], 1)),
+        _mm256_inserti128_si256(_mm256_castsi128_si256(b[2]), b[3], 1), 1);
+    const __m512i z1 = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_castsi128_si256(b[4]), b[5], 1)),
+        _mm256_inserti128_si256(_mm256_castsi128_si256(b[6]), b[7], 1), 1);
+    const __m512i half[2] = {_mm512_permutex2var_epi8(z0, lo_index, z1), _mm512_permutex2var_epi8(z0, hi_index, z1)};
+    const int64_t nc = std::min<int64_t>(kPbBlock, n_ch - v * kPbBlock);
+    for (int64_t m = 0; m < nc; ++m) {
+      // channel m's bytes are lane m % 8 of its half: stored through an address 8 (m % 8)
+      // bytes before its plane's (formed as an integer; the bytes masked off are not touched)
+      const int64_t lane = m % 8;
+      const auto at = reinterpret_cast<uintptr_t>(y + (v * kPbBlock + m) * plane) - static_cast<uintptr_t>(8 * lane);
+      _mm512_mask_storeu_epi8(reinterpret_cast<void*>(at), pix_mask << (8 * lane), half[m / 8]);
+    }
+  }
+}
+
+using PbRequantFn = void (*)(const PbTile&, const int64_t*, const int32_t*, const float*, int32_t, unsigned char*,
+                             int64_t, int64_t, int64_t);
+template <bool Signed>
+PbRequantFn pb_requant_kernel(int vecs) {
+  return vecs == 1 ? pb_tile_requant<1, Signed> : vecs == 2 ? pb_tile_requant<2, Signed> : pb_tile_requant<3, Signed>;
+}
+#endif
+
+void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const int32_t* w_zero_point,
+             int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool,
+             QGemmIsa isa) {
+  const int64_t K = patch_len(p), M = p.M, plane = p.OH * p.OW, kq = k_groups(K), mb = round_up(M, kPbBlock);
+  const size_t elem = out.type == KILN_I32 || out.type == KILN_F32 ? 4 : 1;
+  const uint8_t flip = x.a_signed ? 0x80 : 0;
+  WeightHeader h;
+  std::memcpy(&h, packed_w, sizeof h);
+  const auto* blocks = reinterpret_cast<const int8_t*>(packed_w + kHeader + pb_sum_bytes(M));
+  uint8_t* xp = scratch;
+  auto* add = reinterpret_cast<int32_t*>(scratch + round_up(static_cast<int64_t>(pb_xp_bytes(p)), 64));
+  auto* scale = reinterpret_cast<float*>(add + mb);
+  int32_t* col_sums = reinterpret_cast<int32_t*>(scale + mb);
+  GroupProblem q{K, M, plane, nullptr, reinterpret_cast<const int32_t*>(packed_w + kHeader), nullptr, nullptr,
+                 static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u), w_zero_point, w_zero_point_count,
+                 static_cast<uint32_t>(h.shift), 0, out, nullptr, nullptr, nullptr, nullptr};
+  q.out.row_stride = 1;
+  q.out.col_stride = plane;
+  bool col = false;  // some weight zero point is not 0: the pixels' sums are needed
+  for (int64_t m = 0; m < M && !col; ++m) col = w_zero_of(q, m) != 0;
+  const bool vnni = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) &&
+                    qgemm_isa_supported(QGemmIsa::avx512_vnni);
+#if KILN_QCONV_X86
+  const bool fused = vnni && !col && qgemm_plain_8bit_output(out) && depthwise_vbmi_supported();
+#else
+  const bool fused = false;
+  (void)vnni;
+#endif
+  if (fused)
+    for (int64_t m = 0; m < mb; ++m) {
+      const uint32_t bias = m < M && out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? m : 0]) : 0u;
+      add[m] = m < M ? static_cast<int32_t>(fixed_terms(q, m) + bias) : 0;
+      scale[m] = m < M ? (out.scale ? out.scale[out.scale_count > 1 ? m : 0] : 1.0f) : 0.0f;
+    }
+  const PbGeometry g = pb_geometry(p);
+  const auto* xs = static_cast<const unsigned char*>(x.data);
+  const auto pad = static_cast<unsigned char>(x.zero_point);
+  const bool compact = pb_compact(p);
+  const int64_t n_pt = (plane + kPbPixels - 1) / kPbPixels, n_b = mb / kPbBlock;
+  for (int64_t n = 0; n < p.N; ++n) {
+    unsigned char* y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * M * plane) * elem;
+    q.out.y = y;
+    parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) {
+      if (compact)
+        build_compact_xp(p, xs, n, flip, xp, c0, c1, vnni);
+      else
+        build_xp(p, xs, n, pad, flip, xp, c0, c1, vnni);
+    });
+    if (col)
+      for (int64_t j = 0; j < plane; ++j) {
+        const int64_t base = 64 + j / p.OW * g.row_step + j % p.OW * g.col_step;
+        uint32_t s = 0;
+        for (int64_t t = 0; t < g.taps; ++t)
+          for (int64_t cb = 0; cb < g.cbs; ++cb)
+            for (int i = 0; i < 4; ++i) s += xp[base + g.tap_off[t] + cb * g.cb_stride + i];
+        col_sums[j] = static_cast<int32_t>(s);
+      }
+    // Tiles of pixel tiles [pt0, pt1) x weight blocks [b0, b1), blocks outermost (their weights
+    // stay in L2 while the pixel tiles pass).
+    auto run = [&](int64_t pt0, int64_t pt1, int64_t b0, int64_t b1) {
+      alignas(64) int32_t c[kPbPixels * kPbBlock * kPbMaxVecs];
+      for (int64_t b = b0; b < b1;) {
+        const int vecs = pb_vecs(b1 - b);
+        const PbTile tile{xp, &g, blocks + b * kq * 64, kq * 64};
+        const int64_t m0 = b * kPbBlock, n_ch = std::min<int64_t>(kPbBlock * vecs, M - m0);
+        for (int64_t pt = pt0; pt < pt1; ++pt) {
+          const int64_t j0 = pt * kPbPixels, n_pix = std::min(kPbPixels, plane - j0);
+          int64_t pix[kPbPixels];  // rows past the plane repeat its last pixel
+          for (int64_t r = 0; r < kPbPixels; ++r) {
+            const int64_t j = j0 + std::min(r, n_pix - 1);
+            pix[r] = 64 + j / p.OW * g.row_step + j % p.OW * g.col_step;
+          }
+#if KILN_QCONV_X86
+          if (fused) {
+            (out.type == KILN_U8 ? pb_requant_kernel<false>(vecs) : pb_requant_kernel<true>(vecs))(
+                tile, pix, add + m0, scale + m0, out.y_zero_point, y + m0 * plane + j0, plane, n_pix, n_ch);
+            continue;
+          }
+          if (vnni)
+            (vecs == 1 ? pb_tile_vnni<1> : vecs == 2 ? pb_tile_vnni<2> : pb_tile_vnni<3>)(tile, pix, c);
+          else
+            pb_sums_portable(tile, pix, vecs, c);
+#else
+          pb_sums_portable(tile, pix, vecs, c);
+#endif
+          int32_t t[kPbPixels];
+          for (int64_t m = 0; m < n_ch; ++m) {
+            const uint32_t zw = w_zero_of(q, m0 + m), fixed = fixed_terms(q, m0 + m);
+            for (int64_t r = 0; r < n_pix; ++r)
+              t[r] = static_cast<int32_t>(static_cast<uint32_t>(c[r * kPbBlock * kPbMaxVecs + m]) + fixed -
+                                          (col ? zw * static_cast<uint32_t>(col_sums[j0 + r]) : 0u));
+            qgemm_finish_column(q.out, t, j0, n_pix, m0 + m);
+          }
+        }
+        b += vecs;
+      }
+    };
+    const int threads = pool ? pool->size() : 1;
+    if (threads == 1)
+      run(0, n_pt, 0, n_b);
+    else if (n_pt >= 4 * threads)  // each thread its pixels (and all the weights)
+      parallel_for(pool, n_pt, [&](int64_t a, int64_t b) { run(a, b, 0, n_b); });
+    else  // few pixel tiles (7 x 7: 7 of them): each thread its channels, half the weights
+      parallel_for(pool, n_b, [&](int64_t a, int64_t b) { run(0, n_pt, a, b); });
+  }
+}
+
 template <class T>
 void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
   if (depthwise(p)) {
@@ -1150,13 +1610,13 @@ void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
     return;
   }
   const int64_t K = patch_len(p), mg = p.M / p.group;
-  if (interleaved(p)) {  // K in (kh, kw, c) order
+  if (pixel_broadcast(p) || interleaved(p)) {  // K in (kh, kw, c) order
     const int64_t taps = p.KH * p.KW;
     std::vector<T> t(static_cast<size_t>(p.M * K));
     for (int64_t m = 0; m < p.M; ++m)
       for (int64_t c = 0; c < p.C; ++c)
         for (int64_t k = 0; k < taps; ++k) t[(m * taps + k) * p.C + c] = w[(m * p.C + c) * taps + k];
-    return pack_group(K, p.M, t.data(), packed);
+    return pixel_broadcast(p) ? pack_pb(K, p.M, t.data(), packed) : pack_group(K, p.M, t.data(), packed);
   }
   for (int64_t g = 0; g < p.group; ++g) pack_group(K, mg, w + g * mg * K, packed + static_cast<size_t>(g) * group_bytes(p));
 }
@@ -1165,6 +1625,7 @@ void pack(const Conv2dParams& p, const T* w, unsigned char* packed) {
 
 size_t qconv2d_packed_weight_bytes(const Conv2dParams& p) noexcept {
   if (depthwise(p)) return static_cast<size_t>(64 + p.M * p.KH * p.KW);
+  if (pixel_broadcast(p)) return pb_weight_bytes(p);
   return static_cast<size_t>(p.group) * group_bytes(p);
 }
 
@@ -1178,6 +1639,9 @@ void qconv2d_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char
 
 size_t qconv2d_scratch_bytes(const Conv2dParams& p) noexcept {
   if (depthwise(p)) return 0;
+  if (pixel_broadcast(p))  // XP, the channels' terms and scales, the pixels' sums
+    return static_cast<size_t>(round_up(static_cast<int64_t>(pb_xp_bytes(p)), 64) + round_up(p.M, kPbBlock) * 8 +
+                               round_up(p.OH * p.OW, 16) * 4);
   const size_t cols = direct_1x1(p)     ? 0
                       : interleaved(p) ? xp_bytes(p)
                                        : static_cast<size_t>(patch_len(p) * p.OH * p.OW);
@@ -1188,6 +1652,7 @@ void qconv2d(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
              int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool,
              QGemmIsa isa) noexcept {
   if (depthwise(p)) return depthwise_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, pool, isa);
+  if (pixel_broadcast(p)) return pb_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, scratch, pool, isa);
   gemm_conv(p, x, packed_w, w_zero_point, w_zero_point_count, out, scratch, pool, isa);
 }
 

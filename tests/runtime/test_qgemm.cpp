@@ -268,6 +268,18 @@ const Conv2dParams kConvCases[] = {
     {1, 4, 23, 23, 5, 7, 7, 12, 12, 2, 2, 3, 3, 1, 1, 1},  // 7x7 stride 2, padding 3
     {1, 4, 5, 41, 3, 1, 1, 3, 21, 2, 2, 0, 0, 1, 1, 1},    // 1x1 stride 2, rows of 41: the last even byte ends the input
     {1, 6, 8, 66, 5, 1, 1, 4, 33, 2, 2, 0, 0, 1, 1, 1},    // 1x1 stride 2, 33 outputs a row (16 + 16 + 1)
+    // more than 28 x 28 outputs: panels copied from the interleaved input (smaller planes take
+    // pixels as the broadcast operand, below); rows of 30 = 16 + a masked tail of 14
+    {1, 4, 30, 30, 5, 3, 3, 30, 30, 1, 1, 1, 1, 1, 1, 1},
+    {1, 4, 61, 61, 3, 3, 3, 31, 31, 2, 2, 1, 1, 1, 1, 1},  // stride 2, 31 outputs a row
+    // pixels as the broadcast operand (tiles of 7 pixels x 16, 32 or 48 channels)
+    {1, 8, 5, 5, 70, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1},     // 25 pixels (a last tile of 4), 70 channels: 48 + 16 + 6
+    {1, 16, 14, 14, 64, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 1},  // 14 -> 7 stride 2 (layer4's), 64 channels: 32 + 32
+    {1, 4, 13, 11, 40, 3, 3, 6, 5, 2, 2, 0, 1, 1, 1, 1},   // stride 2, odd input, padding left only, 40 = 48 - 8 channels
+    {2, 12, 28, 28, 17, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1},// 784 pixels (split by pixels on threads), two images
+    {1, 256, 5, 6, 20, 1, 1, 5, 6, 1, 1, 0, 0, 1, 1, 1},   // 1x1, 30 pixels, K = 256: compact interleaved input
+    {1, 260, 9, 13, 35, 1, 1, 5, 7, 2, 2, 0, 0, 1, 1, 1},  // 1x1 stride 2, rows of 7 (masked), odd sizes
+    {1, 256, 2, 40, 17, 1, 1, 1, 20, 2, 2, 0, 0, 1, 1, 1}, // 1x1 stride 2, rows of 20 = 16 + 4
 };
 
 }  // namespace
