@@ -220,6 +220,36 @@ __attribute__((always_inline)) inline void vector_tile(int64_t kc, const float* 
   store_rows<kMR, kOps>(rows, alpha, beta, c, ldc, ops);
 }
 
+// With AVX-512 (32 zmm registers), a panel row of B is one 16-wide vector: 6 accumulators, one
+// load of B and 6 FMAs per step, each A value broadcast from memory inside its FMA (the 8-wide
+// tile needs 2 loads, 6 broadcasts and 12 FMAs for the same work). Zen 4 runs a 16-wide FMA at
+// half the rate of an 8-wide one, so the peak is the same, but with fewer instructions per step
+// ResNet-50's convolutions ran 3-5% faster (1x1s 98-100 -> 104-108 GFLOP/s alone). Same sums in
+// the same order as vector_tile: the results are identical.
+typedef float vec16 __attribute__((vector_size(16 * sizeof(float))));
+
+template <bool kOps>
+__attribute__((always_inline)) inline void vector_tile16(int64_t kc, const float* __restrict a,
+                                                         const float* __restrict b, float alpha, float beta,
+                                                         float* __restrict c, int64_t ldc, const StoreOps* ops) {
+  vec16 acc[kMR] = {};
+  for (int64_t k = 0; k < kc; ++k) {
+    vec16 bv;
+    std::memcpy(&bv, b, sizeof bv);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i) acc[i] += a[i] * bv;
+    a += kMR;
+    b += kNR;
+  }
+  vec8 rows[kMR][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) {
+    rows[i][0] = __builtin_shufflevector(acc[i], acc[i], 0, 1, 2, 3, 4, 5, 6, 7);
+    rows[i][1] = __builtin_shufflevector(acc[i], acc[i], 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  store_rows<kMR, kOps>(rows, alpha, beta, c, ldc, ops);
+}
+
 // The first R < kMR rows of a tile (the bottom edge of C, M not a multiple of kMR), stored as
 // vector_tile stores, without the FMAs of the missing rows: BERT's M = 128 leaves 2 rows, for
 // which the whole tile did three times the work. Stored from registers too: through a tile
@@ -324,12 +354,28 @@ void half_vector(int64_t kc, const float* a, const float* b, float* t) { vector_
 #endif
 
 #if KILN_GEMM_DISPATCH
+KILN_AVX512F void kernel_avx512f(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
+                                 int64_t ldc, const StoreOps* ops) {
+  if (ops == nullptr)
+    vector_tile16<false>(kc, a, b, alpha, beta, c, ldc, ops);
+  else
+    vector_tile16<true>(kc, a, b, alpha, beta, c, ldc, ops);
+}
+
 KILN_AVX2_FMA void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
                                                         float beta, float* c, int64_t ldc, const StoreOps* ops) {
   if (ops == nullptr)
     vector_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
   else
     vector_tile<true>(kc, a, b, alpha, beta, c, ldc, ops);
+}
+#elif defined(__AVX512F__)
+void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
+                   const StoreOps* ops) {
+  if (ops == nullptr)
+    vector_tile16<false>(kc, a, b, alpha, beta, c, ldc, ops);
+  else
+    vector_tile16<true>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #elif defined(__GNUC__) || defined(__clang__)
 void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
@@ -386,6 +432,7 @@ void edge_vector(int64_t kc, const float* a, const float* b, float alpha, float 
 
 KernelFn choose_kernel() {
 #if KILN_GEMM_DISPATCH
+  if (cpu_has_avx512f()) return kernel_avx512f;
   if (cpu_has_avx2_fma()) return kernel_avx2_fma;
   return kernel_portable;
 #elif defined(__GNUC__) || defined(__clang__)
@@ -409,7 +456,7 @@ struct EdgeKernels {
 EdgeKernels choose_edge_kernels() {
   EdgeKernels e;
 #if KILN_GEMM_DISPATCH
-  if (tile_kernel() == kernel_avx2_fma)
+  if (tile_kernel() == kernel_avx2_fma || tile_kernel() == kernel_avx512f)
     e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>},
          half_avx2_fma};
 #elif defined(__GNUC__) || defined(__clang__)
@@ -460,7 +507,7 @@ void row_dots8_vector(const float* a, const float* b, int64_t ldb, int64_t k8, f
 // registers, and the one-row loop was faster).
 RowDotsFn row_dots8_kernel() {
 #if KILN_GEMM_DISPATCH
-  static const RowDotsFn fn = tile_kernel() == kernel_avx2_fma ? row_dots8_avx2_fma : nullptr;
+  static const RowDotsFn fn = cpu_has_avx2_fma() ? row_dots8_avx2_fma : nullptr;
   return fn;
 #elif (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX__) || defined(__aarch64__))
   return row_dots8_vector;
