@@ -309,6 +309,53 @@ __attribute__((always_inline)) inline void vector_edge(int64_t kc, const float* 
     store_rows<R, true>(acc[0], alpha, beta, c, ldc, ops);
 }
 
+// vector_edge with a panel row of B in one 16-wide vector (as vector_tile16): the same sums in
+// the same order, so the same results.
+template <int R>
+__attribute__((always_inline)) inline void vector_edge16(int64_t kc, const float* __restrict a,
+                                                         const float* __restrict b, float alpha, float beta,
+                                                         float* __restrict c, int64_t ldc, const StoreOps* ops) {
+  constexpr int kS = R == 1 ? 4 : (R == 2 ? 2 : 1);
+  vec16 acc[kS][R] = {};
+  int64_t k = 0;
+  for (; k + kS <= kc; k += kS) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kS; ++s) {
+      vec16 bv;
+      std::memcpy(&bv, b + s * kNR, sizeof bv);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) acc[s][i] += a[s * kMR + i] * bv;
+    }
+    a += kS * kMR;
+    b += kS * kNR;
+  }
+  for (; k < kc; ++k) {
+    vec16 bv;
+    std::memcpy(&bv, b, sizeof bv);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[0][i] += a[i] * bv;
+    a += kMR;
+    b += kNR;
+  }
+  if constexpr (kS == 4) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[0][i] = (acc[0][i] + acc[1][i]) + (acc[2][i] + acc[3][i]);
+  } else if constexpr (kS == 2) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc[0][i] += acc[1][i];
+  }
+  vec8 rows[R][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    rows[i][0] = __builtin_shufflevector(acc[0][i], acc[0][i], 0, 1, 2, 3, 4, 5, 6, 7);
+    rows[i][1] = __builtin_shufflevector(acc[0][i], acc[0][i], 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  if (ops == nullptr)
+    store_rows<R, false>(rows, alpha, beta, c, ldc, ops);
+  else
+    store_rows<R, true>(rows, alpha, beta, c, ldc, ops);
+}
+
 // The left half (8 of the kNR columns) of a tile's kMR rows, for the last panel of a product
 // whose N leaves at most 8 columns there (14 x 14 = 196 positions: 12 panels and 4 columns;
 // Winograd's chunks of 56 tiles: 3 panels and 8), where the whole tile did twice the FMAs
@@ -397,11 +444,20 @@ KILN_AVX2_FMA void edge_avx2_fma(int64_t kc, const float* a, const float* b, flo
                                                       float beta, float* c, int64_t ldc, const StoreOps* ops) {
   vector_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
 }
+template <int R>
+KILN_AVX512F void edge_avx512f(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
+                               int64_t ldc, const StoreOps* ops) {
+  vector_edge16<R>(kc, a, b, alpha, beta, c, ldc, ops);
+}
 #elif defined(__GNUC__) || defined(__clang__)
 template <int R>
 void edge_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
                  const StoreOps* ops) {
+#if defined(__AVX512F__)
+  vector_edge16<R>(kc, a, b, alpha, beta, c, ldc, ops);
+#else
   vector_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
+#endif
 }
 #endif
 
@@ -456,7 +512,10 @@ struct EdgeKernels {
 EdgeKernels choose_edge_kernels() {
   EdgeKernels e;
 #if KILN_GEMM_DISPATCH
-  if (tile_kernel() == kernel_avx2_fma || tile_kernel() == kernel_avx512f)
+  if (tile_kernel() == kernel_avx512f)
+    e = {{nullptr, edge_avx512f<1>, edge_avx512f<2>, edge_avx512f<3>, edge_avx512f<4>, edge_avx512f<5>},
+         half_avx2_fma};
+  else if (tile_kernel() == kernel_avx2_fma)
     e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>},
          half_avx2_fma};
 #elif defined(__GNUC__) || defined(__clang__)
