@@ -368,12 +368,18 @@ void build_xp(const Conv2dParams& p, const unsigned char* x, int64_t n, unsigned
     for (int64_t r = 0; r < L.hp; ++r) {
       uint8_t* d = xp + 64 + (cb * L.hp + r) * L.row;
       const int64_t ih = r - p.pad_top;
-      std::memset(d, fill, static_cast<size_t>(L.row));  // then the input's columns over it
-      if (ih < 0 || ih >= p.H || iw1 <= iw0) continue;
+      if (ih < 0 || ih >= p.H || iw1 <= iw0) {
+        std::memset(d, fill, static_cast<size_t>(L.row));
+        continue;
+      }
       const unsigned char* s[4];
       for (int t = 0; t < 4; ++t) s[t] = planes + t * p.H * p.W + ih * p.W;
       // padded column c's 4 bytes
       auto at = [&](int64_t c) { return sw == 1 ? d + c * 4 : d + (c % 2 * L.wq + c / 2) * 4; };
+      // The padding columns only (the whole row was 2% of layer1's 3x3): before the input's
+      // first column and after its last
+      for (int64_t c = 0; c < iw0 + p.pad_left; ++c) std::memset(at(c), fill, 4);
+      for (int64_t c = iw1 + p.pad_left; c < wp; ++c) std::memset(at(c), fill, 4);
       int64_t iw = iw0;
 #if KILN_QCONV_X86
       const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
