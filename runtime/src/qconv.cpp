@@ -1595,12 +1595,19 @@ void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
         b += vecs;
       }
     };
+    // On threads: each its pixel tiles (reading all the weights and its part of XP) or each its
+    // weight blocks (reading its part of the weights and all of XP), whichever reads less, unless
+    // the blocks would leave short tiles (fewer than 6 a thread: layer2's 8, 2 + 2 a thread) or
+    // the pixel tiles are too few to share (7 x 7: 7 of them). Layer3's 3x3 (590 KB of weights,
+    // 65 KB of XP) by weight blocks, 2 threads: 366-394 -> 333 us (the cores far apart).
     const int threads = pool ? pool->size() : 1;
+    const bool by_pixels = n_pt >= 4 * threads && (mb * kq * 4 <= static_cast<int64_t>(pb_xp_bytes(p)) ||
+                                                   n_b < 6 * threads);
     if (threads == 1)
       run(0, n_pt, 0, n_b);
-    else if (n_pt >= 4 * threads)  // each thread its pixels (and all the weights)
+    else if (by_pixels)
       parallel_for(pool, n_pt, [&](int64_t a, int64_t b) { run(a, b, 0, n_b); });
-    else  // few pixel tiles (7 x 7: 7 of them): each thread its channels, half the weights
+    else
       parallel_for(pool, n_b, [&](int64_t a, int64_t b) { run(0, n_pt, a, b); });
   }
 }
