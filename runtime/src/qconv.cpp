@@ -656,7 +656,7 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       if (threads == 1 || n_panels >= 2 * threads || n_panels >= m_panels) {
         // Split by pixel panels (as run_group would): each thread packs the panels it then
         // multiplies, in one parallel loop (one wait for the threads instead of two).
-        parallel_for(pool, n_panels, [&](int64_t a, int64_t b) {
+        parallel_for_balanced(pool, n_panels, [&](int64_t a, int64_t b) {
           pack(a, b);
           run_tiles(q, 0, m_panels, a, b);
         });
@@ -1152,7 +1152,7 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
     o.y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * p.M * plane) * elem;
     o.row_stride = 1;
     o.col_stride = plane;
-    parallel_for(pool, p.M, [&](int64_t m0, int64_t m1) {
+    parallel_for_balanced(pool, p.M, [&](int64_t m0, int64_t m1) {
 #if KILN_QCONV_X86
       if (vbmi) {
         // Sums of a plane for an output other than plain 8 bits (qgemm's epilogue), 16 to spare.

@@ -280,6 +280,9 @@ const Conv2dParams kConvCases[] = {
     {1, 256, 5, 6, 20, 1, 1, 5, 6, 1, 1, 0, 0, 1, 1, 1},   // 1x1, 30 pixels, K = 256: compact interleaved input
     {1, 260, 9, 13, 35, 1, 1, 5, 7, 2, 2, 0, 0, 1, 1, 1},  // 1x1 stride 2, rows of 7 (masked), odd sizes
     {1, 256, 2, 40, 17, 1, 1, 1, 20, 2, 2, 0, 0, 1, 1, 1}, // 1x1 stride 2, rows of 20 = 16 + 4
+    // several pieces for parallel_for_balanced at 2 threads (shares of 50 panels, 20 channels)
+    {1, 8, 40, 40, 12, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1}, // 1x1, 100 panels
+    {1, 40, 6, 6, 40, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 40},   // depthwise, 40 channels
 };
 
 }  // namespace

@@ -105,6 +105,45 @@ TEST_CASE("thread pool finishes every share when threads run late or unevenly") 
   CHECK(other.load() == 100 * 9);
 }
 
+TEST_CASE("parallel_for_balanced runs every index once, mostly on its share's thread, and lets a slow thread's share be taken") {
+  using kiln::rt::parallel_for_balanced;
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 5, 7, 8, 13, 49, 196, 1000}) {
+      CAPTURE(threads);
+      CAPTURE(n);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      parallel_for_balanced(&pool, n, [&](int64_t b, int64_t e) {
+        REQUIRE(0 <= b);
+        REQUIRE(b < e);
+        REQUIRE(e <= n);
+        for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+      });
+      for (auto& h : hits) REQUIRE(h.load() == 1);
+    }
+  }
+  // Two threads, the worker's pieces slow: the caller takes the back of the worker's share,
+  // and every index still runs once; without the pool, one range.
+  ThreadPool pool(2);
+  const auto caller = std::this_thread::get_id();
+  const int64_t n = 64;
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+  std::atomic<int64_t> by_caller_in_second_half{0};
+  parallel_for_balanced(&pool, n, [&](int64_t b, int64_t e) {
+    const bool on_caller = std::this_thread::get_id() == caller;
+    if (!on_caller) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int64_t i = b; i < e; ++i) {
+      ++hits[static_cast<size_t>(i)];
+      if (on_caller && i >= n / 2) ++by_caller_in_second_half;
+    }
+  });
+  for (auto& h : hits) REQUIRE(h.load() == 1);
+  CHECK(by_caller_in_second_half.load() > 0);
+  int calls = 0;
+  parallel_for_balanced(nullptr, 10, [&](int64_t b, int64_t e) { calls += b == 0 && e == 10; });
+  CHECK(calls == 1);
+}
+
 TEST_CASE("thread pool with one thread runs inline") {
   ThreadPool pool(1);
   CHECK(pool.size() == 1);

@@ -84,4 +84,15 @@ inline void parallel_for(ThreadPool* pool, int64_t n,
   pool->parallel_for(n, fn);
 }
 
+// parallel_for's shares, each taken by its thread in pieces of about a third from its front;
+// a thread done with its own share then takes pieces from the back of the others'. Each thread
+// still runs (nearly all of) its share, the same from call to call, but a thread slowed down
+// (its data in the other core's cache, or its core slower for a while) no longer
+// holds up the loop: MobileNetV2's int8 convolutions at two threads had the worker's share of a
+// layer take up to 1.5x (cores close) or 3x (far apart) the caller's equal one
+// (docs/quantization.md, session 8). fn gets disjoint ranges covering [0, n). Plain parallel_for
+// for fewer than 2 items a thread or more than 16 threads.
+void parallel_for_balanced(ThreadPool* pool, int64_t n,
+                           const std::function<void(int64_t begin, int64_t end)>& fn) noexcept;
+
 }  // namespace kiln::rt
