@@ -400,37 +400,43 @@ KILN_AVX2_FMA void half_avx2_fma(int64_t kc, const float* a, const float* b, flo
 void half_vector(int64_t kc, const float* a, const float* b, float* t) { vector_half(kc, a, b, t); }
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+// The whole tile, 16-wide (vector_tile16) or 8-wide (vector_tile), with or without `ops`.
+template <bool kWide>
+__attribute__((always_inline)) inline void tile_of(int64_t kc, const float* a, const float* b, float alpha,
+                                                   float beta, float* c, int64_t ldc, const StoreOps* ops) {
+  if constexpr (kWide) {
+    if (ops == nullptr)
+      vector_tile16<false>(kc, a, b, alpha, beta, c, ldc, ops);
+    else
+      vector_tile16<true>(kc, a, b, alpha, beta, c, ldc, ops);
+  } else {
+    if (ops == nullptr)
+      vector_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
+    else
+      vector_tile<true>(kc, a, b, alpha, beta, c, ldc, ops);
+  }
+}
+#endif
+
 #if KILN_GEMM_DISPATCH
 KILN_AVX512F void kernel_avx512f(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
                                  int64_t ldc, const StoreOps* ops) {
-  if (ops == nullptr)
-    vector_tile16<false>(kc, a, b, alpha, beta, c, ldc, ops);
-  else
-    vector_tile16<true>(kc, a, b, alpha, beta, c, ldc, ops);
+  tile_of<true>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 
-KILN_AVX2_FMA void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha,
-                                                        float beta, float* c, int64_t ldc, const StoreOps* ops) {
-  if (ops == nullptr)
-    vector_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
-  else
-    vector_tile<true>(kc, a, b, alpha, beta, c, ldc, ops);
-}
-#elif defined(__AVX512F__)
-void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
-                   const StoreOps* ops) {
-  if (ops == nullptr)
-    vector_tile16<false>(kc, a, b, alpha, beta, c, ldc, ops);
-  else
-    vector_tile16<true>(kc, a, b, alpha, beta, c, ldc, ops);
+KILN_AVX2_FMA void kernel_avx2_fma(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
+                                   int64_t ldc, const StoreOps* ops) {
+  tile_of<false>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #elif defined(__GNUC__) || defined(__clang__)
 void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
                    const StoreOps* ops) {
-  if (ops == nullptr)
-    vector_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
-  else
-    vector_tile<true>(kc, a, b, alpha, beta, c, ldc, ops);
+#if defined(__AVX512F__)
+  tile_of<true>(kc, a, b, alpha, beta, c, ldc, ops);
+#else
+  tile_of<false>(kc, a, b, alpha, beta, c, ldc, ops);
+#endif
 }
 #endif
 
