@@ -1540,7 +1540,7 @@ void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
   for (int64_t n = 0; n < p.N; ++n) {
     unsigned char* y = static_cast<unsigned char*>(out.y) + static_cast<size_t>(n * M * plane) * elem;
     q.out.y = y;
-    parallel_for(pool, p.C / 4, [&](int64_t c0, int64_t c1) {
+    parallel_for_balanced(pool, p.C / 4, [&](int64_t c0, int64_t c1) {
       if (compact)
         build_compact_xp(p, xs, n, flip, xp, c0, c1, vnni);
       else
@@ -1605,10 +1605,10 @@ void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
                                                    n_b < 6 * threads);
     if (threads == 1)
       run(0, n_pt, 0, n_b);
-    else if (by_pixels)
-      parallel_for(pool, n_pt, [&](int64_t a, int64_t b) { run(a, b, 0, n_b); });
+    else if (by_pixels)  // (balanced: a slow thread's share does not hold up the loop)
+      parallel_for_balanced(pool, n_pt, [&](int64_t a, int64_t b) { run(a, b, 0, n_b); });
     else
-      parallel_for(pool, n_b, [&](int64_t a, int64_t b) { run(0, n_pt, a, b); });
+      parallel_for_balanced(pool, n_b, [&](int64_t a, int64_t b) { run(0, n_pt, a, b); });
   }
 }
 
