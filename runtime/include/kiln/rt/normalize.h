@@ -20,11 +20,11 @@ namespace detail {
 template <class Acc, class T, class F>
 Acc blocked_sum(int64_t n, const T* __restrict x, F f) {
   Acc part[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  const int64_t n8 = n - n % 8;
+  for (int64_t i = 0; i < n8; i += 8)
     for (int k = 0; k < 8; ++k) part[k] += f(static_cast<Acc>(x[i + k]));
   Acc s = 0;
-  for (; i < n; ++i) s += f(static_cast<Acc>(x[i]));
+  for (int64_t i = n8; i < n; ++i) s += f(static_cast<Acc>(x[i]));
   for (int k = 0; k < 8; ++k) s += part[k];
   return s;
 }
@@ -33,10 +33,10 @@ Acc blocked_sum(int64_t n, const T* __restrict x, F f) {
 // vector code at -O2) and a tail.
 template <class F>
 inline void blocked_for(int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  const int64_t n8 = n - n % 8;
+  for (int64_t i = 0; i < n8; i += 8)
     for (int k = 0; k < 8; ++k) f(i + k);
-  for (; i < n; ++i) f(i);
+  for (int64_t i = n8; i < n; ++i) f(i);
 }
 
 // y[i] = (x[i] - mean) * inv * scale[i] + bias[i] over one row (scale or bias may be null).
