@@ -521,6 +521,19 @@ bool use_transposed(const Conv2dParams& p) {
   return up(ohw, 6) * up(mg, 16) * 1.15 < up(ohw, 16);
 }
 
+// A one-chunk pointwise GEMM with packed weights that gemm_f32_ex would split across the
+// threads by output channels (more row tiles of 6 than column tiles of 16): each thread would
+// then pack the whole input (kg x ohw) for its half of the channels. Split by positions
+// instead, each thread packs only its columns and reads all of the weights (mg x kg), which
+// pays when the weights are at most half the input and there are enough column tiles to
+// share evenly (MobileNetV2's 14 x 14 projects, 576 -> 96 and 384 -> 96: 196 positions, 13
+// tiles; the 7 x 7 layers' 4 tiles would split unevenly, ResNet's weights are larger).
+bool split_by_positions(int64_t mg, int64_t ohw, int threads) {
+  const int64_t m_tiles = (mg + kGemmF32PanelA - 1) / kGemmF32PanelA;
+  const int64_t n_tiles = (ohw + kGemmF32PanelB - 1) / kGemmF32PanelB;
+  return threads > 1 && m_tiles > n_tiles && 2 * mg <= ohw && n_tiles >= 6 * threads;
+}
+
 // One image and group of a GEMM-path convolution.
 struct ConvGemm {
   const Conv2dParams* p;
@@ -983,8 +996,9 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
       if (!ga.pointwise) ga.xp = prepare_padded(p, ga.xg, pool);
       ga.wa = GemmOperand{w_packed ? w + g * static_cast<int64_t>(gemm_f32_packed_a_floats(mg, kg)) : w + g * mg * kg,
                           kg, false, w_packed};
-      if (chunks >= 2 * threads && threads > 1) {
-        // Enough chunks to share: each thread takes an equal share of the columns (in register
+      const bool by_positions = chunks == 1 && ga.pointwise && w_packed && split_by_positions(mg, ohw, threads);
+      if ((chunks >= 2 * threads && threads > 1) || by_positions) {
+        // Enough chunks to share (or one, split by positions): each thread takes an equal share of the columns (in register
         // tiles of 16) as its own chunks, each GEMM serial, its column matrices in its own
         // kg x nb part of the scratch. Whole chunks dealt out left one thread a chunk more
         // (ResNet's 56 x 56 1x1 convs: 9 chunks, 5 against 4: 1.67x faster on 2 threads).

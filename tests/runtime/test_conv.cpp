@@ -196,6 +196,8 @@ TEST_CASE("conv2d_f32_prepacked with weights packed at compile time matches the 
       make(1, 64, 15, 15, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),  // plain, two K blocks
       make(1, 80, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),    // transposed, two K blocks
       make(1, 3, 64, 61, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1),   // a stem
+      make(1, 576, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1), // 1x1 split by positions, two K blocks
+      make(2, 48, 15, 14, 100, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1), // by positions, edge tiles both ways
   };
   ThreadPool pool(2);
   uint32_t seed = 500;
