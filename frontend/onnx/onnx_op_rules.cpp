@@ -157,6 +157,27 @@ void convert_legacy_broadcast(NodeEmitter& e, PendingNode& node, int) {
                                   node.name + "_unsqueeze"})[0];
 }
 
+// --- PRelu before 7: a slope of C values is per channel (dim 1) ----------------------------
+
+// PRelu-6 and older apply a 1-D slope along the channel axis (PyTorch's PReLU with
+// num_parameters = C exports so); numpy broadcasting from 7 on aligns trailing dims, so the
+// slope gets X's rank - 2 trailing 1s. A one-value slope broadcasts either way.
+void convert_legacy_prelu(NodeEmitter& e, PendingNode& node, int) {
+  if (node.inputs.size() < 2) return;
+  std::optional<ir::Shape> ss = e.shape_of(node.inputs[1]);
+  if (ss && (ss->rank() != 1 || ((*ss)[0].is_static() && (*ss)[0].value() == 1))) return;
+  std::optional<ir::Shape> sx = e.shape_of(node.inputs[0]);
+  if (!sx || !ss) e.fail_node(node, "a per-channel slope (opset < 7) needs the ranks of both inputs");
+  const auto rx = static_cast<int64_t>(sx->rank());
+  if (rx < 3) return;
+  std::vector<int64_t> axes;
+  for (int64_t k = 1; k <= rx - 2; ++k) axes.push_back(k);
+  ir::Value* axes_value = e.constant(node.name + "_axes", Tensor::from_vector<int64_t>(
+                                                              DType::I64, {rx - 2}, axes));
+  node.inputs[1] = e.emit_helper({"Unsqueeze", {node.inputs[1], axes_value}, {""}, {},
+                                  node.name + "_unsqueeze"})[0];
+}
+
 // --- Concat before 4: `axis` defaults to 1 -------------------------------------------------
 
 void convert_concat(NodeEmitter&, PendingNode& node, int) {
@@ -374,6 +395,8 @@ const std::vector<OpRule>& rules() {
       {.op_type = "Constant", .canonical_since = kAlways, .check = check_constant,
        .convert = convert_constant},
       {.op_type = "Concat", .canonical_since = 4, .convert = convert_concat},
+      {.op_type = "PRelu", .canonical_since = 7, .emits = {"PRelu", "Unsqueeze"},
+       .convert = convert_legacy_prelu},
       {.op_type = "Gemm", .noop_attrs = {"broadcast"}},
       {.op_type = "MaxPool", .noop_attrs = {"storage_order"}},
       {.op_type = "LayerNormalization", .noop_attrs = {"stash_type"}},

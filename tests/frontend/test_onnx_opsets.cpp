@@ -278,6 +278,29 @@ TEST_CASE("opset 6 binary ops: legacy broadcast becomes numpy broadcast") {
                                      "axis needs the ranks of both inputs declared)");
 }
 
+TEST_CASE("PRelu before opset 7: a slope of C values applies along the channel axis") {
+  TempDir dir;
+  ModelBuilder m(6);
+  m.input("x", TensorProto::FLOAT, {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}});
+  m.input("v", TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  m.initializer_f32("s", {3}, {0.1f, 0.2f, 0.3f});
+  m.initializer_f32("one", {1}, {0.5f});
+  m.node("PRelu", {"x", "s"}, {"y"}, "per_channel");  // s becomes [3, 1, 1]
+  m.node("PRelu", {"x", "one"}, {"z"}, "shared");     // one value: numpy broadcasting as is
+  m.node("PRelu", {"v", "s"}, {"w"}, "rank2");        // [2, 3] and [3]: trailing dims already
+  m.output("y");
+  m.output("z");
+  m.output("w");
+  auto g = frontend::import_onnx(m.save(dir));
+  CHECK(op_sequence(*g) == std::vector<std::string>{"Unsqueeze", "PRelu", "PRelu", "PRelu"});
+  const ir::Node* unsq = g->nodes()[0].get();
+  CHECK(unsq->input(0) == g->find_value("s"));
+  CHECK(constant_ints(unsq->input(1)) == std::vector<int64_t>{1, 2});
+  CHECK(find_node(*g, "per_channel")->input(1) == unsq->output(0));
+  CHECK(find_node(*g, "shared")->input(1) == g->find_value("one"));
+  CHECK(find_node(*g, "rank2")->input(1) == g->find_value("s"));
+}
+
 TEST_CASE("Concat before opset 4 defaults axis to 1") {
   TempDir dir;
   ModelBuilder m(3);
