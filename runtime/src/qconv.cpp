@@ -1379,6 +1379,54 @@ void pb_sums_portable(const PbTile& a, const int64_t* pix, int vecs, int32_t* c)
 }
 
 #if KILN_QCONV_X86
+// pb_sums_portable's sums of rows [0, R) of pix and weight block v with AVX2 alone (no VNNI).
+// A k-group's 4 bytes are split into its even and odd bytes as int16 (pixel: and / shift of its
+// broadcast; weights, one channel a 32-bit lane: shifts) and vpmaddwd adds x0 w0 + x2 w2 and
+// x1 w1 + x3 w3 into int32, exact: vpmaddubsw's int16 pair sums would saturate (255 x -128 twice).
+template <int R>
+__attribute__((target("avx2"))) void pb_rows_avx2(const PbTile& a, const int64_t* pix, int v, int32_t* c) {
+  const PbGeometry& g = *a.g;
+  const __m256i low_bytes = _mm256_set1_epi16(0x00FF);
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const int8_t* w = a.w + v * a.w_block;
+  for (int64_t t = 0; t < g.taps; ++t) {
+    int64_t o = g.tap_off[t];
+    for (int64_t cb = 0; cb < g.cbs; ++cb, o += g.cb_stride, w += 64) {
+      __m256i we[2], wo[2];
+      for (int h = 0; h < 2; ++h) {
+        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32 * h));
+        we[h] = _mm256_srai_epi16(_mm256_slli_epi16(wv, 8), 8);
+        wo[h] = _mm256_srai_epi16(wv, 8);
+      }
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < R; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a.xp + pix[r] + o, 4);
+        const __m256i b = _mm256_set1_epi32(quad);
+        const __m256i xe = _mm256_and_si256(b, low_bytes), xo = _mm256_srli_epi16(b, 8);
+        for (int h = 0; h < 2; ++h)
+          acc[r][h] = _mm256_add_epi32(
+              acc[r][h], _mm256_add_epi32(_mm256_madd_epi16(xe, we[h]), _mm256_madd_epi16(xo, wo[h])));
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kPbBlock * kPbMaxVecs + v * kPbBlock + h * 8),
+                          acc[r][h]);
+}
+
+// As pb_sums_portable: 16 channels x 4 rows, then x 3 (8 sums, 4 weight and 3 pixel registers).
+void pb_sums_avx2(const PbTile& a, const int64_t* pix, int vecs, int32_t* c) {
+  static_assert(kPbPixels == 7, "pb_sums_avx2 runs rows 0-3 and 4-6");
+  for (int v = 0; v < vecs; ++v) {
+    pb_rows_avx2<4>(a, pix, v, c);
+    pb_rows_avx2<3>(a, pix + 4, v, c + 4 * kPbBlock * kPbMaxVecs);
+  }
+}
+
 // acc + vpdpbusd(u8 broadcast b, s8 weights w). Under GCC the instruction is written out: from
 // the intrinsic GCC moved the 21 sums of a tile to other registers and to the stack and back at
 // every k-group (as it did for qgemm's tile, see dpbusd_broadcast there).
@@ -1520,11 +1568,13 @@ void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
   for (int64_t m = 0; m < M && !col; ++m) col = w_zero_of(q, m) != 0;
   const bool vnni = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) &&
                     qgemm_isa_supported(QGemmIsa::avx512_vnni);
+  const bool avx2 = !vnni && isa != QGemmIsa::portable && qgemm_isa_supported(QGemmIsa::avx2);
 #if KILN_QCONV_X86
   const bool fused = vnni && !col && qgemm_plain_8bit_output(out) && depthwise_vbmi_supported();
 #else
   const bool fused = false;
   (void)vnni;
+  (void)avx2;
 #endif
   if (fused)
     for (int64_t m = 0; m < mb; ++m) {
@@ -1578,6 +1628,8 @@ void pb_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed
           }
           if (vnni)
             (vecs == 1 ? pb_tile_vnni<1> : vecs == 2 ? pb_tile_vnni<2> : pb_tile_vnni<3>)(tile, pix, c);
+          else if (avx2)
+            pb_sums_avx2(tile, pix, vecs, c);
           else
             pb_sums_portable(tile, pix, vecs, c);
 #else

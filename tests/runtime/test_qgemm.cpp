@@ -321,6 +321,28 @@ TEST_CASE("qconv2d does not saturate on 255 x -128 over long K") {
   check_qconv_i32(p, xs, 127, std::vector<int8_t>(static_cast<size_t>(7 * 576), -128), std::vector<int8_t>{});
 }
 
+TEST_CASE("qconv2d pixels as the broadcast operand: extreme values exact on every isa (AVX2's int16 pairs)") {
+  // 3x3 on 7 x 7 with 64 channels (K = 576) and 1x1 on 7 x 7 with 256 (compact input); 80
+  // channels: tiles of 48 + 32. Pairs 255 x -128 + 255 x -128 would saturate vpmaddubsw.
+  const Conv2dParams cases[] = {{1, 64, 7, 7, 80, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1},
+                                {1, 256, 7, 7, 80, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1}};
+  for (const Conv2dParams& p : cases) {
+    const size_t xn = static_cast<size_t>(p.C * p.H * p.W), wn = static_cast<size_t>(p.M * p.C * p.KH * p.KW);
+    for (int8_t wv : {int8_t(-128), int8_t(127)}) {
+      check_qconv_i32(p, std::vector<uint8_t>(xn, 255), 0, std::vector<int8_t>(wn, wv), std::vector<int8_t>{});
+      check_qconv_i32(p, std::vector<uint8_t>(xn, 255), 3, std::vector<int8_t>(wn, wv), std::vector<int8_t>{-2});
+    }
+    // s8 x u8: 127 and 0 become 255 and -128 as the kernels see them
+    check_qconv_i32(p, std::vector<int8_t>(xn, 127), 0, std::vector<uint8_t>(wn, 0), std::vector<uint8_t>{128});
+    // alternating extremes, random zero points per channel
+    std::vector<uint8_t> x(xn);
+    std::vector<int8_t> w(wn);
+    for (size_t i = 0; i < xn; ++i) x[i] = i % 3 == 0 ? 0 : 255;
+    for (size_t i = 0; i < wn; ++i) w[i] = i % 5 == 0 ? 127 : -128;
+    check_qconv_i32(p, x, 255, w, random_ints<int8_t>(static_cast<size_t>(p.M), 7, -128, 127));
+  }
+}
+
 TEST_CASE("qconv2d requantized u8/s8 output matches qlinear_conv2d") {
   uint32_t seed = 90;
   for (const Conv2dParams& p : kConvCases) {

@@ -5,7 +5,8 @@
 // channel-interleaved copy of the input, with K ordered (kh, kw, c)), so that each output
 // channel's plane is written contiguously. Small planes (3x3s of at most 28 x 28 outputs, 1x1s
 // of at most 49 pixels and 256+ input channels) turn the tile round: 7 output pixels broadcast
-// from the interleaved copy times 16 output channels a vector. The requantization of qgemm's epilogue
+// from the interleaved copy times 16 output channels a vector (VNNI, else AVX2 vpmaddwd on
+// int16 halves, else plain loops). The requantization of qgemm's epilogue
 // gives ConvInteger (int32) and QLinearConv (8-bit) results, and fused forms (f32, clamps).
 // Depthwise convolutions run a direct loop per channel.
 #pragma once
