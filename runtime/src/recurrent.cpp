@@ -1,5 +1,6 @@
 // RNN, GRU and LSTM, one direction at a time: XW = X W^T + biases for every step in one GEMM,
-// then per step HR = H R^T (one GEMM for the whole batch) and the cell's elementwise update.
+// then per step HR = H R^T (one GEMM for the whole batch, R packed once per direction when the
+// batch has more than one sequence) and the cell's elementwise update.
 // Each batch entry runs its own sequence length: a reverse direction starts at its last step.
 #include "kiln/rt/recurrent.h"
 
@@ -55,7 +56,39 @@ struct Scratch {
   float* h;   // [batch, hidden]
   float* c;   // [batch, hidden]
   float* rh;  // [batch, hidden]: GRU's r * H
+  float* rp;  // packed_r_floats: one direction's R packed for the step GEMMs, or nullptr
 };
+
+// A batch of more than one sequence runs each step's H R^T through the GEMM's register tiles,
+// which would repack all of R (4 MB for hidden 512) at every step: R is packed once per
+// direction instead. One row (batch 1) stays a GEMV over R as it is stored.
+bool pack_r(const RnnParams& p) { return p.batch > 1; }
+
+// The step GEMMs' products: GRU without linear_before_reset multiplies rows [0, 2H) of R by H
+// and rows [2H, 3H) by r * H, two products packed one after the other; other cells use all of R.
+bool gru_split(const RnnParams& p) { return p.cell == RnnCell::Gru && !p.linear_before_reset; }
+
+size_t packed_r_floats(const RnnParams& p) {
+  if (!pack_r(p)) return 0;
+  const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
+  const size_t n = gru_split(p) ? gemm_f32_packed_b_floats(H, 2 * H) + gemm_f32_packed_b_floats(H, H)
+                                : gemm_f32_packed_b_floats(H, G);
+  return n + static_cast<size_t>(kGemmF32AlignFloats);
+}
+
+// hr[:, 0 : N] (rows G apart) = h R_part^T for one step: R_part is N rows of R, packed at
+// `packed` (pack_r) or else read as stored at r_rows.
+void step_gemm(const RnnParams& p, const float* h, const float* r_rows, const float* packed, int64_t N, float* hr,
+               ThreadPool* pool) {
+  const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
+  if (packed == nullptr) {
+    gemm_f32(false, true, p.batch, N, H, 1.f, h, H, r_rows, H, 0.f, hr, G, pool);
+    return;
+  }
+  const GemmOperand a{h, H, false, false};
+  const GemmOperand b{packed, 0, false, true};
+  gemm_f32_ex(p.batch, N, H, 1.f, a, b, 0.f, hr, G, nullptr, Epilogue{}, 0, pool);
+}
 
 // Where (t, b) lives in a [seq, batch, ...] or [batch, seq, ...] tensor, in rows.
 int64_t row_of(const RnnParams& p, int64_t t, int64_t b) { return p.batch_first ? b * p.seq + t : t * p.batch + b; }
@@ -119,18 +152,29 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
       for (int64_t g = 0; g < G; ++g)
         s.xw[row * G + g] += wb[g] + (gru_lbr && g >= 2 * H ? 0.f : rb[g]);
   }
+  // R packed for the step GEMMs: the whole of it, or GRU's two parts.
+  const float* rp_zr = nullptr;  // rows [0, 2H) when gru_split
+  const float* rp_h = nullptr;   // rows [2H, 3H) when gru_split
+  if (s.rp != nullptr) {
+    if (gru_split(p)) {
+      gemm_f32_pack_b(true, H, 2 * H, r, H, s.rp);
+      float* second = s.rp + gemm_f32_packed_b_floats(H, 2 * H);
+      gemm_f32_pack_b(true, H, H, r + 2 * H * H, H, second);
+      rp_zr = s.rp;
+      rp_h = second;
+    } else {
+      gemm_f32_pack_b(true, H, G, r, H, s.rp);
+      rp_zr = s.rp;
+    }
+  }
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t k = 0; k < H; ++k) {
       s.h[b * H + k] = h0 ? h0[state_row(p, d, b) + k] : 0.f;
       s.c[b * H + k] = c0 ? c0[state_row(p, d, b) + k] : 0.f;
     }
   for (int64_t step = 0; step < p.seq; ++step) {
-    if (p.cell == RnnCell::Gru && !p.linear_before_reset) {
-      // z and r from H R^T; h from (r * H) R_h^T once r is known.
-      gemm_f32(false, true, p.batch, 2 * H, H, 1.f, s.h, H, r, H, 0.f, s.hr, G, pool);
-    } else {
-      gemm_f32(false, true, p.batch, G, H, 1.f, s.h, H, r, H, 0.f, s.hr, G, pool);
-    }
+    // GRU (gru_split): z and r from H R^T; h from (r * H) R_h^T once r is known.
+    step_gemm(p, s.h, r, rp_zr, gru_split(p) ? 2 * H : G, s.hr, pool);
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t len = seq_lens ? seq_lens[b] : p.seq;
       if (step >= len) continue;
@@ -173,8 +217,7 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
         if (!p.linear_before_reset)
           for (int64_t k = 0; k < H; ++k) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
       }
-      if (!p.linear_before_reset)
-        gemm_f32(false, true, p.batch, H, H, 1.f, s.rh, H, r + 2 * H * H, H, 0.f, s.hr + 2 * H, G, pool);
+      if (!p.linear_before_reset) step_gemm(p, s.rh, r + 2 * H * H, rp_h, H, s.hr + 2 * H, pool);
       for (int64_t b = 0; b < p.batch; ++b) {
         const int64_t len = seq_lens ? seq_lens[b] : p.seq;
         if (step >= len) continue;
@@ -214,7 +257,7 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
 
 size_t rnn_scratch_floats(const RnnParams& p) noexcept {
   const int64_t G = rnn_gates(p.cell) * p.hidden;
-  return static_cast<size_t>(p.seq * p.batch * G + p.batch * G + 3 * p.batch * p.hidden);
+  return static_cast<size_t>(p.seq * p.batch * G + p.batch * G + 3 * p.batch * p.hidden) + packed_r_floats(p);
 }
 
 bool rnn_f32(const RnnParams& p, const float* x, const float* w, const float* r, const float* b,
@@ -232,6 +275,7 @@ bool rnn_f32(const RnnParams& p, const float* x, const float* w, const float* r,
   s.h = s.hr + p.batch * G;
   s.c = s.h + p.batch * H;
   s.rh = s.c + p.batch * H;
+  s.rp = pack_r(p) ? gemm_f32_align(s.rh + p.batch * H) : nullptr;
   for (int d = 0; d < p.directions; ++d) {
     const bool backward = p.directions == 2 ? d == 1 : p.reverse;
     run_direction(p, d, backward, x, w + d * G * p.input, r + d * G * H, b ? b + d * 2 * G : nullptr, seq_lens,

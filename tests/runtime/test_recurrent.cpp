@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "kiln/rt/recurrent.h"
+#include "kiln/rt/thread_pool.h"
 #include "kiln/rt/sequence_state.h"
 #include "kiln/rt/vector_math.h"
+#include "test_util.h"
 
 using namespace kiln::rt;
 
@@ -26,7 +28,87 @@ RnnParams one_unit(RnnCell cell) {
   return p;
 }
 
+double sigmoid_ref(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+// ONNX's RNN / GRU / LSTM with the default activations, one direction, Y only ([seq, 1, batch,
+// hidden]), in doubles straight from the operator's formulas: the reference for rnn_f32.
+std::vector<float> rnn_reference(const RnnParams& p, const std::vector<float>& x, const std::vector<float>& w,
+                                 const std::vector<float>& r, const std::vector<float>& bias) {
+  const int64_t H = p.hidden, I = p.input, gates = rnn_gates(p.cell), G = gates * H;
+  std::vector<float> y(static_cast<size_t>(p.seq * p.batch * H));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    std::vector<double> h(H, 0.0), c(H, 0.0), xw(G), hr(G), rh(H);
+    for (int64_t t = 0; t < p.seq; ++t) {
+      const float* xt = &x[(t * p.batch + b) * I];
+      for (int64_t g = 0; g < G; ++g) {
+        double sx = bias[g], sh = bias[G + g];
+        for (int64_t k = 0; k < I; ++k) sx += double(w[g * I + k]) * xt[k];
+        for (int64_t k = 0; k < H; ++k) sh += double(r[g * H + k]) * h[k];
+        xw[g] = sx;
+        hr[g] = sh;
+      }
+      std::vector<double> hn(H);
+      for (int64_t k = 0; k < H; ++k) {
+        if (p.cell == RnnCell::Rnn) {
+          hn[k] = std::tanh(xw[k] + hr[k]);
+        } else if (p.cell == RnnCell::Lstm) {  // gates i, o, f, c
+          const double i = sigmoid_ref(xw[k] + hr[k]), o = sigmoid_ref(xw[H + k] + hr[H + k]);
+          const double f = sigmoid_ref(xw[2 * H + k] + hr[2 * H + k]), g = std::tanh(xw[3 * H + k] + hr[3 * H + k]);
+          c[k] = f * c[k] + i * g;
+          hn[k] = o * std::tanh(c[k]);
+        } else {  // gates z, r, h
+          const double z = sigmoid_ref(xw[k] + hr[k]), rg = sigmoid_ref(xw[H + k] + hr[H + k]);
+          double hh = 0.0;
+          if (p.linear_before_reset) {
+            hh = std::tanh(xw[2 * H + k] + rg * hr[2 * H + k]);
+          } else {
+            double s = bias[G + 2 * H + k];
+            for (int64_t q = 0; q < H; ++q)
+              s += double(r[(2 * H + k) * H + q]) * sigmoid_ref(xw[H + q] + hr[H + q]) * h[q];
+            hh = std::tanh(xw[2 * H + k] + s);
+          }
+          hn[k] = (1.0 - z) * hh + z * h[k];
+        }
+      }
+      h = hn;
+      for (int64_t k = 0; k < H; ++k) y[(t * p.batch + b) * H + k] = static_cast<float>(h[k]);
+    }
+  }
+  return y;
+}
+
 }  // namespace
+
+TEST_CASE("rnn_f32 with a batch (R packed once for the step GEMMs) matches the reference") {
+  // Batches that fill the GEMM's register tiles or not (6-row tiles), hidden sizes that leave a
+  // partial 16-column panel, each cell and GRU's two ways of applying r; 1 and 2 threads.
+  ThreadPool pool(2);
+  for (const RnnCell cell : {RnnCell::Rnn, RnnCell::Gru, RnnCell::Lstm})
+    for (const bool lbr : {false, true}) {
+      if (lbr && cell != RnnCell::Gru) continue;
+      for (const int64_t batch : {1, 3, 8})
+        for (const int64_t hidden : {7, 40})
+          for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            RnnParams p = one_unit(cell);
+            p.seq = 5;
+            p.batch = batch;
+            p.input = 9;
+            p.hidden = hidden;
+            p.linear_before_reset = lbr;
+            const int64_t G = rnn_gates(cell) * hidden;
+            const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * batch * p.input), 1);
+            const auto w = kiln_test::random_floats(static_cast<size_t>(G * p.input), 2, -0.4f, 0.4f);
+            const auto r = kiln_test::random_floats(static_cast<size_t>(G * hidden), 3, -0.4f, 0.4f);
+            const auto bias = kiln_test::random_floats(static_cast<size_t>(2 * G), 4, -0.2f, 0.2f);
+            std::vector<float> y(static_cast<size_t>(p.seq * batch * hidden), -1.f);
+            std::vector<float> scratch(rnn_scratch_floats(p));
+            REQUIRE(rnn_f32(p, x.data(), w.data(), r.data(), bias.data(), nullptr, nullptr, nullptr, nullptr,
+                            y.data(), nullptr, nullptr, scratch.data(), tp));
+            INFO("cell " << static_cast<int>(cell) << " lbr " << lbr << " batch " << batch << " hidden " << hidden);
+            CHECK(kiln_test::max_rel_diff(y, rnn_reference(p, x, w, r, bias)) < 1e-5);
+          }
+    }
+}
 
 TEST_CASE("rnn_f32 clips gate inputs") {
   // W = 1, x = 5, clip 1: h = tanh(1).
