@@ -59,6 +59,11 @@ TEST_CASE("gemm_f64 matches a long-double reference across shapes, transposes, a
         check_case(ta, tb, 97, 35, 300, 0.5, 1.0, tp);      // K over one block, M over kMC
         check_case(ta, tb, 6, 1030, 17, 1.0, -2.0, tp);     // N over one column block
         check_case(ta, tb, 130, 64, 513, 2.0, 0.0, tp);
+        // Edges of the AVX-512 8 x 24 and AVX2 6 x 8 tiles, and K in two blocks (1100 > 1024).
+        check_case(ta, tb, 8, 24, 3, 1.0, 0.0, tp);
+        check_case(ta, tb, 9, 25, 1100, 1.0, 1.0, tp);
+        check_case(ta, tb, 53, 71, 1030, -1.5, 0.5, tp);
+        check_case(ta, tb, 5, 2100, 7, 1.0, 0.0, tp);  // N over one 2040-column block
       }
 }
 
