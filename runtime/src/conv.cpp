@@ -999,19 +999,24 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
       const bool by_positions = chunks == 1 && ga.pointwise && w_packed && split_by_positions(mg, ohw, threads);
       if ((chunks >= 2 * threads && threads > 1) || by_positions) {
         // Enough chunks to share (or one, split by positions): each thread takes an equal share of the columns (in register
-        // tiles of 16) as its own chunks, each GEMM serial, its column matrices in its own
+        // tiles of 16) as its own chunks, each GEMM serial, its column matrices in its slot's
         // kg x nb part of the scratch. Whole chunks dealt out left one thread a chunk more
-        // (ResNet's 56 x 56 1x1 convs: 9 chunks, 5 against 4: 1.67x faster on 2 threads).
-        parallel_for(pool, threads, [a = &ga, threads](int64_t i0, int64_t i1) {
-          const int64_t tiles = (a->ohw + 15) / 16;
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t c0 = tiles * i / threads * 16, c1 = i + 1 == threads ? a->ohw : tiles * (i + 1) / threads * 16;
-            // Parts of a multiple of 16 floats: each 64-byte aligned.
-            const int64_t part = packed_col_floats(a->kg, a->nb, col_layout(*a->p, false));
-            float* col = a->pointwise ? nullptr : gemm_f32_align(a->scratch) + i * part;
-            run_chunks(*a, c0, c1, col, nullptr);
-          }
-        });
+        // (ResNet's 56 x 56 1x1 convs: 9 chunks, 5 against 4: 1.67x faster on 2 threads). The
+        // shares are balanced, claimed a chunk at a time (a share's near-equal chunks, as
+        // run_chunks would cut it; a third of it when it is one chunk), so a thread slowed down
+        // has the end of its share taken.
+        const int64_t tiles = (ohw + 15) / 16, share = (tiles + threads - 1) / threads, nbt = nb / 16;
+        const int64_t piece = by_positions || nbt < 1 ? 0 : (share + (share + nbt - 1) / nbt - 1) / ((share + nbt - 1) / nbt);
+        parallel_for_balanced_slots(
+            pool, tiles,
+            [a = &ga](int64_t t0, int64_t t1, int slot) {
+              const int64_t c0 = t0 * 16, c1 = t1 * 16 < a->ohw ? t1 * 16 : a->ohw;
+              // Parts of a multiple of 16 floats: each 64-byte aligned.
+              const int64_t part = packed_col_floats(a->kg, a->nb, col_layout(*a->p, false));
+              float* col = a->pointwise ? nullptr : gemm_f32_align(a->scratch) + slot * part;
+              run_chunks(*a, c0, c1, col, nullptr);
+            },
+            piece);
       } else {
         run_chunks(ga, 0, ohw, ga.pointwise ? nullptr : gemm_f32_align(scratch), pool);
       }

@@ -147,10 +147,24 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
 }
 
 void parallel_for_balanced(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) noexcept {
+  parallel_for_balanced_slots(pool, n, [&fn](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
+void parallel_for_balanced_slots(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
+                                 int64_t piece) noexcept {
   constexpr int kMaxThreads = 16;
   const int threads = pool ? pool->size() : 1;
-  if (threads == 1 || threads > kMaxThreads || n < 2 * threads || n >= (int64_t{1} << 31))
-    return parallel_for(pool, n, fn);
+  if (n <= 0) return;
+  if (threads == 1 || threads > kMaxThreads || n < 2 * threads || n >= (int64_t{1} << 31)) {
+    // Plain shares, at most one a thread: share t is slot t (each runs on one thread).
+    const int64_t parts = std::min<int64_t>(n, threads), q = n / parts, r = n % parts;
+    return parallel_for(pool, parts, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t b = t * q + (t < r ? t : r);
+        fn(b, b + q + (t < r ? 1 : 0), static_cast<int>(t));
+      }
+    });
+  }
   // Share t's unclaimed items [front, back), packed as front << 32 | back: its thread claims
   // from the front, the others from the back.
   struct alignas(64) Range {
@@ -164,7 +178,7 @@ void parallel_for_balanced(ThreadPool* pool, int64_t n, const std::function<void
   }
   // Thirds: eighths cost MobileNetV2 1-2% with the cores close (a claim on a line the other
   // thread may have read is a round trip between the cores), halves gained less with them far.
-  const int64_t piece = std::max<int64_t>(1, q / 3);
+  if (piece <= 0) piece = std::max<int64_t>(1, q / 3);
   // Claims up to `piece` items of range t (from its front, or its back); false when it is empty.
   const auto claim = [&](int t, bool front, int64_t& b, int64_t& e) {
     uint64_t v = ranges[t].v.load(std::memory_order_relaxed);
@@ -184,9 +198,9 @@ void parallel_for_balanced(ThreadPool* pool, int64_t n, const std::function<void
   parallel_for(pool, threads, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       int64_t b = 0, e = 0;
-      while (claim(static_cast<int>(t), true, b, e)) fn(b, e);
+      while (claim(static_cast<int>(t), true, b, e)) fn(b, e, static_cast<int>(t));
       for (int k = 1; k < threads; ++k)
-        while (claim(static_cast<int>((t + k) % threads), false, b, e)) fn(b, e);
+        while (claim(static_cast<int>((t + k) % threads), false, b, e)) fn(b, e, static_cast<int>(t));
     }
   });
 }

@@ -425,19 +425,23 @@ void run_chunk(const Run& run, int64_t t0, int64_t t1, int64_t part, ThreadPool*
 template <int TM>
 void run_all(const Run& run, ThreadPool* pool) {
   const int64_t threads = pool ? pool->size() : 1;
-  if (threads > 1 && threads <= run.g.parts && run.g.chunks >= 2 * threads) {
-    // Enough chunks to share: thread i takes an equal share of the tiles (in GEMM register
-    // tiles of 16) as chunks of at most g.nt in scratch part i, every stage serial. Whole
-    // chunks dealt out in turn left one thread more work (ResNet's 56 x 56 layers: 4 chunks
-    // of 56, 56, 56 and 28 tiles, 112 against 84: 1.75x faster on 2 threads).
-    parallel_for(pool, threads, [r = &run, threads](int64_t i0, int64_t i1) {
-      const int64_t units = (r->g.tiles + kTileCols - 1) / kTileCols;
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t s0 = units * i / threads * kTileCols;
-        const int64_t s1 = i + 1 == threads ? r->g.tiles : units * (i + 1) / threads * kTileCols;
-        for (int64_t t = s0; t < s1; t += r->g.nt) run_chunk<TM>(*r, t, t + r->g.nt < s1 ? t + r->g.nt : s1, i, nullptr);
-      }
-    });
+  if (threads > 1 && threads <= run.g.parts && run.g.chunks >= 2 * threads && run.g.nt >= kTileCols) {
+    // Enough chunks to share: the tiles in units of 16 (a GEMM register tile) are shared
+    // equally and balanced (a thread slowed down has the end of its share taken), each range
+    // claimed a chunk at a time (at most g.nt, in the claiming slot's scratch part), every
+    // stage serial.
+    // Whole chunks dealt out in turn left one thread more work (ResNet's 56 x 56 layers: 4
+    // chunks of 56, 56, 56 and 28 tiles, 112 against 84: 1.75x faster on 2 threads). Chunks are
+    // whole units, so every tile but the last few sits in a full register tile of the GEMM
+    // wherever the ranges fall, and the output does not depend on which thread took what.
+    const int64_t units = (run.g.tiles + kTileCols - 1) / kTileCols;
+    parallel_for_balanced_slots(
+        pool, units,
+        [r = &run](int64_t u0, int64_t u1, int slot) {
+          const int64_t t1 = u1 * kTileCols < r->g.tiles ? u1 * kTileCols : r->g.tiles;
+          run_chunk<TM>(*r, u0 * kTileCols, t1, slot, nullptr);
+        },
+        run.g.nt / kTileCols);
   } else {
     for (int64_t t = 0; t < run.g.tiles; t += run.g.nt)
       run_chunk<TM>(run, t, t + run.g.nt < run.g.tiles ? t + run.g.nt : run.g.tiles, 0, pool);

@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "kiln/rt/conv.h"
@@ -304,6 +307,64 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
       }
     }
     seed += 3;
+  }
+}
+
+TEST_CASE("balanced convolutions give the same bits whichever thread takes which chunk") {
+  // The GEMM path's chunks and Winograd's are shared with parallel_for_balanced_slots, so what
+  // each thread runs depends on timing; every column but the last few sits in a full register
+  // tile of the GEMM wherever the pieces fall, so 2 and 3 threads (other shares, other pieces)
+  // and a run with a rival thread competing for the cores all give the same bits.
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 900;
+  const Conv2dParams gemm_cases[] = {
+      make(1, 64, 56, 56, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1),  // ResNet-50's 1x1, chunks
+      make(2, 40, 83, 83, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1),    // im2col chunks
+  };
+  const Conv2dParams winograd_cases[] = {
+      make(2, 24, 30, 140, 33, 3, 3, 1, 1, 2, 1, 0, 2, 1, 1, 1),  // 6 chunks of whole tile rows
+      make(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1),   // ResNet-50 layer1: 4 chunks, too few for 3
+  };
+  auto runs_alike = [](const std::function<std::vector<float>(ThreadPool*)>& run, ThreadPool& p2, ThreadPool* p3) {
+    const std::vector<float> first = run(&p2);
+    if (p3) CHECK(run(p3) == first);
+    std::atomic<bool> stop{false};
+    std::thread rival([&] {
+      while (!stop.load()) {
+      }
+    });
+    for (int i = 0; i < 3; ++i) CHECK(run(&p2) == first);
+    stop.store(true);
+    rival.join();
+  };
+  for (const auto& p : gemm_cases) {
+    ConvCase c = conv_case(p, seed++);
+    std::vector<float> packed(conv2d_packed_weight_floats(p));
+    conv2d_pack_weights(p, c.w.data(), packed.data());
+    INFO("GEMM path C=" << p.C << " H=" << p.H << " M=" << p.M);
+    runs_alike(
+        [&](ThreadPool* tp) {
+          std::vector<float> y(c.r.size(), -7.f), scratch(conv2d_scratch_floats(p));
+          conv2d_f32_prepacked(p, c.x.data(), packed.data(), true, c.b.data(), y.data(),
+                               scratch.empty() ? nullptr : scratch.data(), Epilogue{}, tp);
+          CHECK(max_rel_diff(y, c.r) < 1e-4);
+          return y;
+        },
+        pool2, &pool3);
+  }
+  for (const auto& p : winograd_cases) {
+    ConvCase c = conv_case(p, seed++);
+    std::vector<float> packed(winograd_packed_weight_floats(p, 4));
+    winograd_pack_weights(p, 4, c.w.data(), packed.data());
+    INFO("Winograd C=" << p.C << " H=" << p.H << " M=" << p.M);
+    runs_alike(
+        [&](ThreadPool* tp) {
+          std::vector<float> y(c.r.size(), -7.f), scratch(winograd_scratch_floats(p, 4));
+          winograd_conv2d_f32(p, 4, c.x.data(), packed.data(), c.b.data(), y.data(), scratch.data(), Epilogue{}, tp);
+          CHECK(max_err_over_scale(y, c.r) < 2e-5);
+          return y;
+        },
+        pool2, p.H == 30 ? &pool3 : nullptr);
   }
 }
 

@@ -144,6 +144,41 @@ TEST_CASE("parallel_for_balanced runs every index once, mostly on its share's th
   CHECK(calls == 1);
 }
 
+TEST_CASE("parallel_for_balanced_slots gives each slot to one thread at a time and claims at most `piece` items") {
+  using kiln::rt::parallel_for_balanced_slots;
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t piece : {0, 1, 3, 100}) {
+      for (int64_t n : {0, 1, 5, 8, 13, 196}) {
+        CAPTURE(threads);
+        CAPTURE(piece);
+        CAPTURE(n);
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n)), in_slot(static_cast<size_t>(threads));
+        std::atomic<bool> shared_slot{false}, too_long{false}, bad_slot{false};
+        parallel_for_balanced_slots(
+            &pool, n,
+            [&](int64_t b, int64_t e, int slot) {
+              if (slot < 0 || slot >= threads) {
+                bad_slot = true;
+                return;
+              }
+              if (in_slot[static_cast<size_t>(slot)].fetch_add(1) != 0) shared_slot = true;
+              // Long enough for another thread to claim from the same slot if it could.
+              std::this_thread::sleep_for(std::chrono::microseconds(50));
+              if (piece > 0 && threads > 1 && n >= 2 * threads && e - b > piece) too_long = true;
+              for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+              in_slot[static_cast<size_t>(slot)].fetch_sub(1);
+            },
+            piece);
+        CHECK_FALSE(bad_slot.load());
+        CHECK_FALSE(shared_slot.load());
+        CHECK_FALSE(too_long.load());
+        for (auto& h : hits) REQUIRE(h.load() == 1);
+      }
+    }
+  }
+}
+
 TEST_CASE("thread pool with one thread runs inline") {
   ThreadPool pool(1);
   CHECK(pool.size() == 1);

@@ -95,4 +95,14 @@ inline void parallel_for(ThreadPool* pool, int64_t n,
 void parallel_for_balanced(ThreadPool* pool, int64_t n,
                            const std::function<void(int64_t begin, int64_t end)>& fn) noexcept;
 
+// parallel_for_balanced, and fn also gets a slot in [0, size()): the share whose thread claims
+// the range (its own or, after it, others'). No two calls with the same slot run at once, so a
+// slot can own a part of a scratch buffer, as a share's index does under parallel_for(pool,
+// threads, ...); most ranges of slot t are share t's own. `piece` > 0 sets how many items a
+// claim takes at most (a kernel's natural chunk) instead of a third of a share, where the
+// shares are balanced (2+ threads, 2+ items a thread; else each thread runs its share whole).
+void parallel_for_balanced_slots(ThreadPool* pool, int64_t n,
+                                 const std::function<void(int64_t begin, int64_t end, int slot)>& fn,
+                                 int64_t piece = 0) noexcept;
+
 }  // namespace kiln::rt
