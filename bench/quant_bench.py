@@ -1,7 +1,7 @@
 """kiln int8 against kiln fp32 and ONNX Runtime int8: acceptance 2 of the quantization issue.
 
     python bench/quant_bench.py [--out build/bench] [--models resnet50,mobilenet_v2]
-                                [--threads 1,2] [--rounds 3] [--runs 10] [--realtime]
+                                [--threads 1,2] [--rounds 5] [--runs 10] [--realtime]
                                 [--calibration-samples 8] [--no-qdq] [--lock FILE]
 
 For every model (bench/models.py: torchvision ResNet-50 and MobileNetV2, random weights,
@@ -14,7 +14,9 @@ batch 1):
 3. checks kiln int8 against ONNX Runtime on the same QDQ model (max abs error in output
    quantization steps) and against fp32,
 4. times kiln fp32, kiln int8 and ORT int8 (and ORT fp32) at each thread count, alternating
-   rounds as bench/bench.py does; the figure is the median over rounds of each round's median.
+   rounds as bench/bench.py does (the same 2 untimed warm-up runs for every process); the figure
+   is the median over rounds of each round's median, and `paired` the median of each round's
+   own kiln int8 / ORT int8 ratio.
    CPU time (all threads of the process) is reported too, for kiln and ONNX Runtime: on a
    shared machine it is the steadier comparison (ORT's includes its spinning workers).
 
@@ -103,7 +105,7 @@ def write_calibration(entry, model_dir, dst, count):
 def time_ort(a, path, inputs, threads):
     """ONNX Runtime's median wall and CPU time (bench/ort_time.py)."""
     c = B.run(B.TIMED_PREFIX + [a.python, os.path.join(REPO, "bench", "ort_time.py"), path, inputs, "--threads",
-               str(threads), "--runs", str(a.runs)])
+               str(threads), "--warmup", str(B.WARMUP_RUNS), "--runs", str(a.runs)])
     r = json.loads(c.stdout.strip().splitlines()[-1])
     return r["median_ms"], r["cpu_mean_ms"]
 
@@ -133,7 +135,7 @@ def main():
     p.add_argument("--python", default=sys.executable, help="python that has onnxruntime")
     p.add_argument("--models", default="resnet50,mobilenet_v2")
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--runs", type=int, default=10)
     B.add_timing_args(p)
     p.add_argument("--calibration-samples", type=int, default=8,
@@ -207,6 +209,8 @@ def main():
             # CPU time: what the cores spent on each, meaningful on a shared machine too.
             row["int8_over_fp32_cpu"] = row["kiln_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
             row["int8_over_ort_int8"] = row["kiln_int8_ms"] / row["ort_int8_ms"]
+            # The median of each round's own ratio: a round's processes run seconds apart.
+            row["int8_over_ort_int8_paired"] = statistics.median(k / o for k, o in zip(kq, oq))
             row["int8_over_ort_int8_cpu"] = row["kiln_int8_cpu_ms"] / row["ort_int8_cpu_ms"]
             if exe_s:
                 row["kiln_static_int8_ms"] = statistics.median(ks)
@@ -220,11 +224,12 @@ def main():
     with open(os.path.join(a.out, "quant_results.json"), "w") as f:
         json.dump({"machine": B.machine(), "rounds": a.rounds, "runs_per_round": a.runs, "rows": rows}, f, indent=2)
     print("| model | threads | kiln fp32 ms | kiln int8 ms | int8/fp32 (<= 0.55) | ORT int8 ms | kiln/ORT int8 (< 1) "
-          "| ORT fp32 ms | int8 vs ORT (steps) | CPU ms kiln fp32 / kiln int8 / ORT int8 | CPU int8/fp32 | CPU kiln/ORT int8 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| paired | ORT fp32 ms | int8 vs ORT (steps) | CPU ms kiln fp32 / kiln int8 / ORT int8 | CPU int8/fp32 | CPU kiln/ORT int8 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['kiln_fp32_ms']:.2f} | {r['kiln_int8_ms']:.2f} | "
               f"{r['int8_over_fp32']:.2f} | {r['ort_int8_ms']:.2f} | {r['int8_over_ort_int8']:.2f} | "
+              f"{r['int8_over_ort_int8_paired']:.2f} | "
               f"{r['ort_fp32_ms']:.2f} | {r['int8_vs_ort_steps']:.2f} | {r['kiln_fp32_cpu_ms']:.1f} / "
               f"{r['kiln_int8_cpu_ms']:.1f} / {r['ort_int8_cpu_ms']:.1f} | {r['int8_over_fp32_cpu']:.2f} | "
               f"{r['int8_over_ort_int8_cpu']:.2f} |")

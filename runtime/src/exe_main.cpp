@@ -42,18 +42,21 @@ struct Options {
   std::string out_dir;
   bool has_out_dir = false;
   int repeat = 1;
+  int warmup = 0;  // untimed runs before the timed ones
   int threads = physical_core_count();
   std::string profile;  // --profile FILE.json
   bool bench_worker = false;
   bool help = false;
 };
 
-int parse_positive(const std::string& option, const std::string& v) {
+// An integer in [least, 1e9] (least is 0 or 1).
+int parse_count(const std::string& option, const std::string& v, long least = 1) {
   char* end = nullptr;
   errno = 0;
   const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1000000000L)
-    throw Failure{"option " + option + " expects a positive integer, got '" + v + "'"};
+  if (v.empty() || *end != '\0' || errno != 0 || n < least || n > 1000000000L)
+    throw Failure{"option " + option + " expects a " + (least > 0 ? "positive" : "non-negative") + " integer, got '" +
+                  v + "'"};
   return static_cast<int>(n);
 }
 
@@ -96,9 +99,11 @@ Options parse_args(int argc, char** argv) {
       o.out_dir = take_value();
       o.has_out_dir = true;
     } else if (name == "--repeat") {
-      o.repeat = parse_positive(name, take_value());
+      o.repeat = parse_count(name, take_value());
+    } else if (name == "--warmup") {
+      o.warmup = parse_count(name, take_value(), 0);
     } else if (name == "--threads") {
-      o.threads = parse_positive(name, take_value());
+      o.threads = parse_count(name, take_value());
     } else if (name == "--profile") {
       o.profile = take_value();
       if (o.profile.empty()) throw Failure{"option --profile expects a file name"};
@@ -132,6 +137,7 @@ void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
                "  -i, --input NAME=FILE   read input NAME from the .npy file FILE\n"
                "  -o, --output-dir DIR    write each output to DIR/<output>.npy (DIR is created)\n"
                "      --repeat N          run N times (outputs from the last run), print latency\n"
+               "      --warmup N          run N times more first, untimed (default 0)\n"
                "      --threads N         number of threads (default: one per physical core)\n"
                "      --profile FILE.json write each run's per-node timings as a Chrome trace\n"
                "                          (open in chrome://tracing or ui.perfetto.dev)\n"
@@ -296,24 +302,29 @@ class Execution {
       throw Failure{"cannot create the model context (threads=" + std::to_string(o_.threads) + ")"};
     if (!o_.profile.empty()) start_profiling();
     if (o_.bench_worker) return serve();
-    // The CPU time window leaves out the first run (cold caches, first touch of the arena)
-    // when there are others.
+    // Warm-up runs (cold caches, first touch of the arena, a core waking up) are neither timed
+    // nor profiled. Without them, the CPU time window leaves out the first timed run when there
+    // are others.
+    for (int r = 0; r < o_.warmup; ++r) run_untimed();
+    const int skip = o_.warmup == 0 && o_.repeat > 1 ? 1 : 0;
     std::vector<double> ms;
     double cpu0 = process_cpu_ms();
     for (int r = 0; r < o_.repeat; ++r) {
       ms.push_back(run_once());
-      if (r == 0 && o_.repeat > 1) cpu0 = process_cpu_ms();
+      if (r + 1 == skip) cpu0 = process_cpu_ms();
     }
-    const double cpu_per_run = (process_cpu_ms() - cpu0) / std::max(1, o_.repeat - 1);
+    const double cpu_per_run = (process_cpu_ms() - cpu0) / std::max(1, o_.repeat - skip);
     if (o_.repeat > 1) {
       // CPU time (all threads) beside the wall time: on a shared machine the wall time includes
       // time spent descheduled, the CPU time does not (benchmarks quote kernel efficiency by it).
       // It is a mean over the runs, not a per-run median: Linux adds a running worker thread's
       // time to the process clock only at scheduler ticks (every few ms), so a run shorter than
       // a tick reads either none or a whole tick of the workers' time.
-      std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms; cpu time mean %.3f ms (runs 2-%d)\n",
-                   o_.repeat, median_of(ms), *std::min_element(ms.begin(), ms.end()), cpu_per_run,
+      std::fprintf(err, "latency over %d runs: median %.3f ms, min %.3f ms; cpu time mean %.3f ms (runs %d-%d)",
+                   o_.repeat, median_of(ms), *std::min_element(ms.begin(), ms.end()), cpu_per_run, 1 + skip,
                    o_.repeat);
+      if (o_.warmup > 0) std::fprintf(err, " after %d warm-up run%s", o_.warmup, o_.warmup == 1 ? "" : "s");
+      std::fprintf(err, "\n");
     }
     if (!o_.profile.empty()) {
       std::string e;
@@ -335,15 +346,20 @@ class Execution {
     profile_origin_ = std::chrono::steady_clock::now();
   }
 
+  void run_untimed() { check(api_.run(ctx_, inputs_, out_ptrs_.data())); }
+
+  void check(int rc) {
+    if (rc == 0) return;
+    const char* why = api_.error ? api_.error(ctx_) : nullptr;
+    throw Failure{std::string("run failed: ") + (why && *why ? why : "error code " + std::to_string(rc))};
+  }
+
   // One run; its latency in milliseconds. With --profile, adds its trace events.
   double run_once() {
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = api_.run(ctx_, inputs_, out_ptrs_.data());
     const auto t1 = std::chrono::steady_clock::now();
-    if (rc != 0) {
-      const char* why = api_.error ? api_.error(ctx_) : nullptr;
-      throw Failure{std::string("run failed: ") + (why && *why ? why : "error code " + std::to_string(rc))};
-    }
+    check(rc);
     if (!o_.profile.empty()) add_events(t0, t1);
     return std::chrono::duration<double, std::milli>(t1 - t0).count();
   }

@@ -150,6 +150,11 @@ TEST_CASE("exe_main writes outputs with -o and sanitized names") {
   REQUIRE_MESSAGE(c.rc == 0, c.err);
   CHECK(c.err.find("latency over 3 runs: median") != std::string::npos);
   CHECK(c.err.find("cpu time mean") != std::string::npos);  // bench.py parses it
+  CHECK(c.err.find("(runs 2-3)") != std::string::npos);     // the first run left out of the CPU time
+  c = run({f.x, f.bias, "--repeat", "2", "--warmup", "2"});
+  REQUIRE_MESSAGE(c.rc == 0, c.err);
+  CHECK(c.err.find("latency over 2 runs: median") != std::string::npos);
+  CHECK(c.err.find("(runs 1-2) after 2 warm-up runs") != std::string::npos);
   HostTensor y, idx;
   std::string e;
   REQUIRE_MESSAGE(read_npy((out / "y_out_0.npy").string(), y, e), e);
@@ -190,6 +195,7 @@ TEST_CASE("exe_main fails with one clear line") {
       {{f.x, f.bias, "-i", "x=" + f.x}, "error: input 'x' is given twice"},
       {{(f.dir / "absent.npy").string(), f.bias}, "error: input 'x': "},
       {{f.x, f.bias, "--repeat", "0"}, "error: option --repeat expects a positive integer, got '0'"},
+      {{f.x, f.bias, "--warmup", "-1"}, "error: option --warmup expects a non-negative integer, got '-1'"},
       {{f.x, f.bias, "--frobnicate"}, "error: unknown option '--frobnicate'"},
       {{f.x, f.bias, "-o"}, "error: option -o expects a value"},
       {{f.x, "-i", "bias"}, "error: option -i expects NAME=FILE, got 'bias'"},
