@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "kiln/rt/gemm.h"
 #include "kiln/rt/recurrent.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/sequence_state.h"
@@ -30,48 +31,56 @@ RnnParams one_unit(RnnCell cell) {
 
 double sigmoid_ref(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
-// ONNX's RNN / GRU / LSTM with the default activations, one direction, Y only ([seq, 1, batch,
-// hidden]), in doubles straight from the operator's formulas: the reference for rnn_f32.
+// ONNX's RNN / GRU / LSTM with the default activations, Y only ([seq, dirs, batch, hidden]), in
+// doubles straight from the operator's formulas: the reference for rnn_f32. One direction runs
+// forward unless p.reverse; two run forward then in reverse.
 std::vector<float> rnn_reference(const RnnParams& p, const std::vector<float>& x, const std::vector<float>& w,
                                  const std::vector<float>& r, const std::vector<float>& bias) {
-  const int64_t H = p.hidden, I = p.input, gates = rnn_gates(p.cell), G = gates * H;
-  std::vector<float> y(static_cast<size_t>(p.seq * p.batch * H));
-  for (int64_t b = 0; b < p.batch; ++b) {
-    std::vector<double> h(H, 0.0), c(H, 0.0), xw(G), hr(G), rh(H);
-    for (int64_t t = 0; t < p.seq; ++t) {
-      const float* xt = &x[(t * p.batch + b) * I];
-      for (int64_t g = 0; g < G; ++g) {
-        double sx = bias[g], sh = bias[G + g];
-        for (int64_t k = 0; k < I; ++k) sx += double(w[g * I + k]) * xt[k];
-        for (int64_t k = 0; k < H; ++k) sh += double(r[g * H + k]) * h[k];
-        xw[g] = sx;
-        hr[g] = sh;
-      }
-      std::vector<double> hn(H);
-      for (int64_t k = 0; k < H; ++k) {
-        if (p.cell == RnnCell::Rnn) {
-          hn[k] = std::tanh(xw[k] + hr[k]);
-        } else if (p.cell == RnnCell::Lstm) {  // gates i, o, f, c
-          const double i = sigmoid_ref(xw[k] + hr[k]), o = sigmoid_ref(xw[H + k] + hr[H + k]);
-          const double f = sigmoid_ref(xw[2 * H + k] + hr[2 * H + k]), g = std::tanh(xw[3 * H + k] + hr[3 * H + k]);
-          c[k] = f * c[k] + i * g;
-          hn[k] = o * std::tanh(c[k]);
-        } else {  // gates z, r, h
-          const double z = sigmoid_ref(xw[k] + hr[k]), rg = sigmoid_ref(xw[H + k] + hr[H + k]);
-          double hh = 0.0;
-          if (p.linear_before_reset) {
-            hh = std::tanh(xw[2 * H + k] + rg * hr[2 * H + k]);
-          } else {
-            double s = bias[G + 2 * H + k];
-            for (int64_t q = 0; q < H; ++q)
-              s += double(r[(2 * H + k) * H + q]) * sigmoid_ref(xw[H + q] + hr[H + q]) * h[q];
-            hh = std::tanh(xw[2 * H + k] + s);
-          }
-          hn[k] = (1.0 - z) * hh + z * h[k];
+  const int64_t H = p.hidden, I = p.input, gates = rnn_gates(p.cell), G = gates * H, D = p.directions;
+  std::vector<float> y(static_cast<size_t>(p.seq * D * p.batch * H));
+  for (int64_t d = 0; d < D; ++d) {
+    const bool backward = D == 2 ? d == 1 : p.reverse;
+    const float* wd = &w[d * G * I];
+    const float* rd = &r[d * G * H];
+    const float* bd = &bias[d * 2 * G];
+    for (int64_t b = 0; b < p.batch; ++b) {
+      std::vector<double> h(H, 0.0), c(H, 0.0), xw(G), hr(G);
+      for (int64_t step = 0; step < p.seq; ++step) {
+        const int64_t t = backward ? p.seq - 1 - step : step;
+        const float* xt = &x[(t * p.batch + b) * I];
+        for (int64_t g = 0; g < G; ++g) {
+          double sx = bd[g], sh = bd[G + g];
+          for (int64_t k = 0; k < I; ++k) sx += double(wd[g * I + k]) * xt[k];
+          for (int64_t k = 0; k < H; ++k) sh += double(rd[g * H + k]) * h[k];
+          xw[g] = sx;
+          hr[g] = sh;
         }
+        std::vector<double> hn(H);
+        for (int64_t k = 0; k < H; ++k) {
+          if (p.cell == RnnCell::Rnn) {
+            hn[k] = std::tanh(xw[k] + hr[k]);
+          } else if (p.cell == RnnCell::Lstm) {  // gates i, o, f, c
+            const double i = sigmoid_ref(xw[k] + hr[k]), o = sigmoid_ref(xw[H + k] + hr[H + k]);
+            const double f = sigmoid_ref(xw[2 * H + k] + hr[2 * H + k]), g = std::tanh(xw[3 * H + k] + hr[3 * H + k]);
+            c[k] = f * c[k] + i * g;
+            hn[k] = o * std::tanh(c[k]);
+          } else {  // gates z, r, h
+            const double z = sigmoid_ref(xw[k] + hr[k]), rg = sigmoid_ref(xw[H + k] + hr[H + k]);
+            double hh = 0.0;
+            if (p.linear_before_reset) {
+              hh = std::tanh(xw[2 * H + k] + rg * hr[2 * H + k]);
+            } else {
+              double s = bd[G + 2 * H + k];
+              for (int64_t q = 0; q < H; ++q)
+                s += double(rd[(2 * H + k) * H + q]) * sigmoid_ref(xw[H + q] + hr[H + q]) * h[q];
+              hh = std::tanh(xw[2 * H + k] + s);
+            }
+            hn[k] = (1.0 - z) * hh + z * h[k];
+          }
+        }
+        h = hn;
+        for (int64_t k = 0; k < H; ++k) y[((t * D + d) * p.batch + b) * H + k] = static_cast<float>(h[k]);
       }
-      h = hn;
-      for (int64_t k = 0; k < H; ++k) y[(t * p.batch + b) * H + k] = static_cast<float>(h[k]);
     }
   }
   return y;
@@ -108,6 +117,78 @@ TEST_CASE("rnn_f32 with a batch (R packed once for the step GEMMs) matches the r
             CHECK(kiln_test::max_rel_diff(y, rnn_reference(p, x, w, r, bias)) < 1e-5);
           }
     }
+}
+
+TEST_CASE("rnn_f32_prepacked (R packed as the compiler packs it) matches the reference and rnn_f32") {
+  // Batch 1 (the 8-row GEMV layout) and batches through the GEMM's packed B; hidden sizes below,
+  // at and past a multiple of 8 (163: the GEMV splits across threads and ends in a partial step
+  // and block); forward, reverse and both directions; each cell and GRU's two ways of applying r.
+  ThreadPool pool(2);
+  for (const RnnCell cell : {RnnCell::Rnn, RnnCell::Gru, RnnCell::Lstm})
+    for (const bool lbr : {false, true}) {
+      if (lbr && cell != RnnCell::Gru) continue;
+      for (const int64_t batch : {1, 3, 8})
+        for (const int64_t hidden : {7, 40, 163})
+          for (const int dirs : {1, -1, 2}) {  // -1: one direction, reverse
+            RnnParams p = one_unit(cell);
+            p.seq = 5;
+            p.batch = batch;
+            p.input = 9;
+            p.hidden = hidden;
+            p.linear_before_reset = lbr;
+            p.directions = dirs == 2 ? 2 : 1;
+            p.reverse = dirs == -1;
+            for (int d = 1; d < p.directions; ++d)
+              for (int i = 0; i < 3; ++i) p.funcs[d][i] = p.funcs[0][i];
+            const int64_t G = rnn_gates(cell) * hidden, D = p.directions;
+            const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * batch * p.input), 11);
+            const auto w = kiln_test::random_floats(static_cast<size_t>(D * G * p.input), 12, -0.4f, 0.4f);
+            const auto r = kiln_test::random_floats(static_cast<size_t>(D * G * hidden), 13, -0.4f, 0.4f);
+            const auto bias = kiln_test::random_floats(static_cast<size_t>(D * 2 * G), 14, -0.2f, 0.2f);
+            std::vector<float> packed(rnn_packed_r_floats(p) + 16);
+            float* packed_r = kiln::rt::gemm_f32_align(packed.data());
+            rnn_pack_r(p, r.data(), packed_r);
+            const auto ref = rnn_reference(p, x, w, r, bias);
+            const size_t y_floats = static_cast<size_t>(p.seq * D * batch * hidden);
+            std::vector<float> y_plain(y_floats, -1.f);
+            std::vector<float> scratch_plain(rnn_scratch_floats(p));
+            REQUIRE(rnn_f32(p, x.data(), w.data(), r.data(), bias.data(), nullptr, nullptr, nullptr, nullptr,
+                            y_plain.data(), nullptr, nullptr, scratch_plain.data(), nullptr));
+            for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+              INFO("cell " << static_cast<int>(cell) << " lbr " << lbr << " batch " << batch << " hidden " << hidden
+                           << " dirs " << dirs << " threads " << (tp ? 2 : 1));
+              std::vector<float> y(y_floats, -1.f), y_h(static_cast<size_t>(D * batch * hidden), -1.f);
+              std::vector<float> scratch(rnn_prepacked_scratch_floats(p));
+              REQUIRE(rnn_f32_prepacked(p, x.data(), w.data(), packed_r, bias.data(), nullptr, nullptr, nullptr,
+                                        nullptr, y.data(), y_h.data(), nullptr, scratch.data(), tp));
+              CHECK(kiln_test::max_rel_diff(y, ref) < 1e-5);
+              CHECK(kiln_test::max_rel_diff(y, y_plain) < 1e-5);
+              // With a batch both run the same GEMM over the same packed operand.
+              if (batch > 1) CHECK(y == y_plain);
+              // Y_h: the last step of each direction (step seq - 1 forward, step 0 in reverse).
+              std::vector<float> last;
+              for (int64_t d = 0; d < D; ++d) {
+                const bool backward = D == 2 ? d == 1 : p.reverse;
+                const int64_t t = backward ? 0 : p.seq - 1;
+                const float* row = &ref[static_cast<size_t>((t * D + d) * batch * hidden)];
+                last.insert(last.end(), row, row + batch * hidden);
+              }
+              CHECK(kiln_test::max_rel_diff(y_h, last) < 1e-5);
+            }
+          }
+    }
+}
+
+TEST_CASE("rnn_f32_prepacked needs no scratch for R") {
+  RnnParams p = one_unit(RnnCell::Lstm);
+  p.seq = 4;
+  p.hidden = 512;
+  p.input = 512;
+  p.batch = 8;
+  CHECK(rnn_scratch_floats(p) >= rnn_prepacked_scratch_floats(p) + rnn_packed_r_floats(p));
+  p.batch = 1;
+  CHECK(rnn_scratch_floats(p) == rnn_prepacked_scratch_floats(p));  // batch 1 reads R as stored
+  CHECK(rnn_packed_r_floats(p) >= static_cast<size_t>(4 * 512 * 512));
 }
 
 TEST_CASE("rnn_f32 clips gate inputs") {

@@ -38,7 +38,8 @@ struct RnnParams {
   RnnFunc funcs[2][3];               // per direction
 };
 
-// Floats of scratch rnn_f32 needs.
+// Floats of scratch rnn_f32 needs (with room to pack one direction's R when the batch has more
+// than one sequence).
 size_t rnn_scratch_floats(const RnnParams& p) noexcept;
 
 // X [seq, batch, input]; W [dirs, gates * hidden, input]; R [dirs, gates * hidden, hidden];
@@ -50,5 +51,21 @@ size_t rnn_scratch_floats(const RnnParams& p) noexcept;
 bool rnn_f32(const RnnParams& p, const float* x, const float* w, const float* r, const float* b,
              const int32_t* seq_lens, const float* h0, const float* c0, const float* peep, float* y, float* y_h,
              float* y_c, float* scratch, ThreadPool* pool) noexcept;
+
+// Constant recurrence weights packed once, at compile time, for the step products of p's batch:
+// batch 1, rows of R in blocks of 8 interleaved in steps of 8 columns (the GEMV then streams one
+// array); more, the GEMM's packed B (rnn_f32 packs that itself on every run). The layout is
+// private to this runtime version (the compiler packs with the runtime it emits), and `packed`
+// is best 64-byte aligned. rnn_pack_r reads R [dirs, gates * hidden, hidden].
+size_t rnn_packed_r_floats(const RnnParams& p) noexcept;
+void rnn_pack_r(const RnnParams& p, const float* r, float* packed) noexcept;
+
+// Floats of scratch rnn_f32_prepacked needs (none for R).
+size_t rnn_prepacked_scratch_floats(const RnnParams& p) noexcept;
+
+// rnn_f32 with R given as rnn_pack_r packed it for this p.
+bool rnn_f32_prepacked(const RnnParams& p, const float* x, const float* w, const float* packed_r, const float* b,
+                       const int32_t* seq_lens, const float* h0, const float* c0, const float* peep, float* y,
+                       float* y_h, float* y_c, float* scratch, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt
