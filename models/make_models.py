@@ -487,6 +487,50 @@ def make_transformer():
     return m, [x, mask], ref
 
 
+@model("recurrent",
+       "LSTM, GRU and RNN with constant weights (kiln packs R at compile time for the batch: "
+       "the 8-row GEMV layout at batch 1, the GEMM's packed B beyond), inputs X1 [6,1,10] and "
+       "X3 [6,3,10]: bidirectional LSTM (hidden 20) and forward GRU (hidden 12) at batch 1, "
+       "bidirectional GRU with linear_before_reset at batch 1, reverse GRU with "
+       "linear_before_reset, bidirectional RNN (hidden 9) and a forward LSTM's Y_h at batch 3",
+       "onnx.helper (hand-written graph)", needs_torch=False)
+def make_recurrent():
+    f32 = TensorProto.FLOAT
+    r = rng(6)
+    seq, inp = 6, 10
+    inits, nodes, outputs = [], [], []
+
+    def layer(op, name, x, hidden, dirs, out_shape, out_index=0, direction=None, **attrs):
+        gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        for part, cols in (("W", inp), ("R", hidden)):
+            w = r.uniform(-0.4, 0.4, (dirs, gates * hidden, cols)).astype(np.float32)
+            inits.append(numpy_helper.from_array(w, f"{name}_{part}"))
+        b = r.uniform(-0.2, 0.2, (dirs, 2 * gates * hidden)).astype(np.float32)
+        inits.append(numpy_helper.from_array(b, f"{name}_B"))
+        direction = direction or {1: "forward", 2: "bidirectional"}[dirs]
+        outs = [""] * out_index + [f"{name}_out"]  # Y, Y_h, Y_c: only output out_index
+        nodes.append(helper.make_node(op, [x, f"{name}_W", f"{name}_R", f"{name}_B"], outs, name=name,
+                                      hidden_size=hidden, direction=direction, **attrs))
+        outputs.append(helper.make_tensor_value_info(f"{name}_out", f32, out_shape))
+
+    layer("LSTM", "lstm_bi_b1", "X1", 20, 2, [seq, 2, 1, 20])
+    layer("GRU", "gru_b1", "X1", 12, 1, [seq, 1, 1, 12])
+    layer("GRU", "gru_bi_lbr_b1", "X1", 12, 2, [seq, 2, 1, 12], linear_before_reset=1)
+    layer("GRU", "gru_rev_lbr_b3", "X3", 12, 1, [seq, 1, 3, 12], linear_before_reset=1, direction="reverse")
+    layer("RNN", "rnn_bi_b3", "X3", 9, 2, [seq, 2, 3, 9])
+    layer("LSTM", "lstm_yh_b3", "X3", 20, 1, [1, 3, 20], out_index=1)
+    graph = helper.make_graph(
+        nodes, "recurrent",
+        inputs=[helper.make_tensor_value_info("X1", f32, [seq, 1, inp]),
+                helper.make_tensor_value_info("X3", f32, [seq, 3, inp])],
+        outputs=outputs, initializer=inits)
+    m = helper.make_model(graph, producer_name="kiln models/make_models.py",
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8  # readable by onnx 1.12 (Debian's libonnx-dev)
+    xs = [r.standard_normal((seq, 1, inp)).astype(np.float32), r.standard_normal((seq, 3, inp)).astype(np.float32)]
+    return m, xs, None
+
+
 # ------------------------------------------------------------------------ main
 
 def write_atomic(path: Path, data: bytes) -> None:

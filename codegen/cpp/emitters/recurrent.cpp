@@ -1,5 +1,7 @@
 // RNN, GRU and LSTM (f32) through the runtime's rnn_f32; the parameters come from the ops'
-// own attribute and shape rules (ir/ops/recurrent.h).
+// own attribute and shape rules (ir/ops/recurrent.h). Constant recurrence weights are packed
+// here, once, for the step products at the model's batch (rnn_pack_r), and the node calls
+// rnn_f32_prepacked instead.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -16,8 +18,13 @@ std::vector<std::vector<int64_t>> input_dims(const ir::Node& node) {
   return dims;
 }
 
+bool packs_r(const ir::Node& node, size_t input) { return input == ir::kRnnR && is_f32_constant(node.input(input)); }
+
 size_t scratch_bytes(const ir::Node& node, const EmitOptions&) {
-  return kiln::rt::rnn_scratch_floats(ir::rnn_params(node, input_dims(node))) * sizeof(float);
+  const kiln::rt::RnnParams p = ir::rnn_params(node, input_dims(node));
+  const size_t floats = packs_r(node, ir::kRnnR) ? kiln::rt::rnn_prepacked_scratch_floats(p)
+                                                  : kiln::rt::rnn_scratch_floats(p);
+  return floats * sizeof(float);
 }
 
 void emit(EmitContext& ctx, const ir::Node& node) {
@@ -38,8 +45,18 @@ void emit(EmitContext& ctx, const ir::Node& node) {
                            float_literal(f.beta, ir::DType::F32)));
     }
   const bool lstm = p.cell == kiln::rt::RnnCell::Lstm;
-  ctx.line(fmt::format("if (!kiln::rt::rnn_f32(p, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, reinterpret_cast<float*>({}), pool)) {}",
-                       in(ir::kRnnX), in(ir::kRnnW), in(ir::kRnnR), in(ir::kRnnB), in(ir::kRnnSeqLens),
+  std::string fn = "rnn_f32", r;
+  if (packs_r(node, ir::kRnnR)) {
+    // The runtime's own packing routine, so that the layout always matches the kernel it ships.
+    std::vector<float> packed(kiln::rt::rnn_packed_r_floats(p));
+    kiln::rt::rnn_pack_r(p, node.input(ir::kRnnR)->constant().data<float>(), packed.data());
+    fn = "rnn_f32_prepacked";
+    r = ctx.add_weight_floats(packed);
+  } else {
+    r = in(ir::kRnnR);
+  }
+  ctx.line(fmt::format("if (!kiln::rt::{}(p, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, reinterpret_cast<float*>({}), pool)) {}",
+                       fn, in(ir::kRnnX), in(ir::kRnnW), r, in(ir::kRnnB), in(ir::kRnnSeqLens),
                        in(ir::kRnnH0), lstm ? in(ir::kRnnC0) : "nullptr", lstm ? in(ir::kRnnP) : "nullptr", out(0),
                        out(1), out(2), ctx.scratch(node),
                        ctx.fail_stmt(node, fmt::format("a sequence length is outside [0, {}]", p.seq))));
@@ -57,7 +74,7 @@ std::string unsupported(const ir::Node& node) {
 
 void register_recurrent_emitters(EmitterRegistry& r) {
   for (const char* op : {"RNN", "GRU", "LSTM"})
-    r.add(op, Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
+    r.add(op, Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes, .packs_input = packs_r});
 }
 
 }  // namespace kiln::codegen::cpp
