@@ -72,7 +72,10 @@ void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 TEST_CASE("gemm_f32 matches a naive triple loop for all transposes and beta 0 1 other and odd sizes") {
   const int64_t sizes[][3] = {{1, 1, 1},   {1, 7, 5},    {5, 1, 9},     {7, 17, 3},   {13, 33, 65}, {6, 16, 256},
                               {64, 64, 64}, {37, 129, 300}, {121, 19, 513}, {3, 2050, 4}, {1, 300, 257}, {1, 40, 0},
-                              {128, 40, 700}};  // 128 = 21 * 6 + 2: the two-row edge kernel
+                              {128, 40, 700},  // 128 = 21 * 6 + 2: the last 8 rows as two tiles of 4
+                              {8, 35, 70},     // 6 + 2 rows run as 4 + 4 (A packed per call)
+                              {14, 24, 9},     // 6 + 6 + 2 as 6 + 4 + 4
+                              {80, 20, 40}};   // a second row block of 8 (72 + 8)
   ThreadPool pool2(2), pool3(3);
   uint32_t seed = 1;
   for (auto& s : sizes)
