@@ -294,10 +294,11 @@ bool plain_lstm(const RnnParams& p, const RnnFunc* fn, const float* peep) {
          fn[2].kind == RnnActivation::Tanh && peep == nullptr && p.clip <= 0.f && !p.input_forget;
 }
 
-// One step of plain_lstm's cell for one batch entry; gates in ONNX's order i, o, f, c.
+// One step of plain_lstm's cell for hidden units [k0, k1) of one batch entry; gates in ONNX's
+// order i, o, f, c, H apart.
 void lstm_update(const float* __restrict xw, const float* __restrict hr, float* __restrict c, float* __restrict h,
-                 int64_t H) {
-  for (int64_t k = 0; k < H; ++k) {
+                 int64_t H, int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1; ++k) {
     const float i = sigmoid_f32(xw[k] + hr[k]);
     const float o = sigmoid_f32(xw[H + k] + hr[H + k]);
     const float f = sigmoid_f32(xw[2 * H + k] + hr[2 * H + k]);
@@ -308,29 +309,127 @@ void lstm_update(const float* __restrict xw, const float* __restrict hr, float* 
   }
 }
 
+// What a step's cell update reads and writes (RNN and LSTM): the units of cell_update.
+struct StepUpdate {
+  const RnnParams* p;
+  int d;
+  bool backward;
+  const RnnFunc* fn;
+  const float* peep;
+  const int32_t* seq_lens;
+  const Scratch* s;
+  float* y;
+  int64_t step, parts;  // parts: chunks of hidden units per batch entry
+};
+
+// Hidden units [k0, k1) of batch entry b at u.step: the new h (and c), and their part of y.
+void cell_update(const StepUpdate& u, int64_t b, int64_t k0, int64_t k1) {
+  const RnnParams& p = *u.p;
+  const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
+  const int64_t len = u.seq_lens ? u.seq_lens[b] : p.seq;
+  if (u.step >= len) return;
+  const int64_t t = u.backward ? len - 1 - u.step : u.step;
+  const float* xw = u.s->xw + row_of(p, t, b) * G;
+  const float* hr = u.s->hr + b * G;
+  float* h = u.s->h + b * H;
+  float* c = u.s->c + b * H;
+  const RnnFunc* fn = u.fn;
+  if (p.cell == RnnCell::Rnn) {
+    gate(p, fn[0], xw + k0, hr + k0, h + k0, k1 - k0);
+  } else if (plain_lstm(p, fn, u.peep)) {
+    lstm_update(xw, hr, c, h, H, k0, k1);
+  } else {
+    const float* pi = u.peep;
+    for (int64_t k = k0; k < k1; ++k) {
+      const float ct_1 = c[k];
+      const float i = activate(fn[0], clipped(p, xw[k] + hr[k] + (pi ? pi[k] * ct_1 : 0.f)));
+      const float f = p.input_forget
+                          ? 1.f - i
+                          : activate(fn[0], clipped(p, xw[2 * H + k] + hr[2 * H + k] +
+                                                            (pi ? pi[2 * H + k] * ct_1 : 0.f)));
+      const float g = activate(fn[1], clipped(p, xw[3 * H + k] + hr[3 * H + k]));
+      const float ct = f * ct_1 + i * g;
+      const float o = activate(fn[0], clipped(p, xw[H + k] + hr[H + k] + (pi ? pi[H + k] * ct : 0.f)));
+      c[k] = ct;
+      h[k] = o * activate(fn[2], ct);
+    }
+  }
+  if (u.y) {
+    float* out = u.y + (p.batch_first ? ((b * p.seq + t) * p.directions + u.d) * H
+                                      : ((t * p.directions + u.d) * p.batch + b) * H);
+    for (int64_t k = k0; k < k1; ++k) out[k] = h[k];
+  }
+}
+
+// Hidden units a unit of a step's update takes, and the batch x hidden from which the update
+// is split across the pool: at batch 8 and hidden 512 it took ~15 us a step on the caller while
+// the other thread waited (the step's product on two threads: ~90 us); at batch 1 a split would
+// cost more than the 512 units' update.
+constexpr int64_t kUpdateChunk = 256;
+constexpr int64_t kSplitUpdate = 2048;
+
 void run_direction(const RnnParams& p, int d, bool backward, const float* x, const float* w, const RView& rv,
                    const float* bias, const int32_t* seq_lens, const float* h0, const float* c0, const float* peep,
                    float* y, float* y_h, float* y_c, const Scratch& s, ThreadPool* pool) {
   const int64_t H = p.hidden, G = rnn_gates(p.cell) * H;
   const RnnFunc* fn = p.funcs[d];
-  // Input projection of every step, plus the biases that sit outside any product.
+  // Input projection of every step, plus the biases that sit outside any product (rows split
+  // across the pool: 4096 x 2048 adds for the LSTM at batch 8).
   gemm_f32(false, true, p.seq * p.batch, G, p.input, 1.f, x, p.input, w, p.input, 0.f, s.xw, G, pool);
   if (bias) {
-    const float* wb = bias;
-    const float* rb = bias + G;
-    const bool gru_lbr = p.cell == RnnCell::Gru && p.linear_before_reset;
-    for (int64_t row = 0; row < p.seq * p.batch; ++row)
-      for (int64_t g = 0; g < G; ++g)
-        s.xw[row * G + g] += wb[g] + (gru_lbr && g >= 2 * H ? 0.f : rb[g]);
+    const struct {
+      const RnnParams* p;
+      const float* bias;
+      float* xw;
+    } ba{&p, bias, s.xw};
+    parallel_for(pool, p.seq * p.batch, [a = &ba](int64_t r0, int64_t r1) {
+      const int64_t H = a->p->hidden, G = rnn_gates(a->p->cell) * H;
+      const float* wb = a->bias;
+      const float* rb = a->bias + G;
+      const bool gru_lbr = a->p->cell == RnnCell::Gru && a->p->linear_before_reset;
+      for (int64_t row = r0; row < r1; ++row)
+        for (int64_t g = 0; g < G; ++g) a->xw[row * G + g] += wb[g] + (gru_lbr && g >= 2 * H ? 0.f : rb[g]);
+    });
   }
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t k = 0; k < H; ++k) {
       s.h[b * H + k] = h0 ? h0[state_row(p, d, b) + k] : 0.f;
       s.c[b * H + k] = c0 ? c0[state_row(p, d, b) + k] : 0.f;
     }
+  const bool split = p.batch * H >= kSplitUpdate;
+  StepUpdate update{&p, d, backward, fn, peep, seq_lens, &s, y, 0, (H + kUpdateChunk - 1) / kUpdateChunk};
   for (int64_t step = 0; step < p.seq; ++step) {
     // GRU (gru_split): z and r from H R^T; h from (r * H) R_h^T once r is known.
     step_product(p, rv.layout, s.h, rv.r, rv.first, gru_split(p) ? 2 * H : G, s.hr, pool);
+    if (p.cell != RnnCell::Gru) {
+      update.step = step;
+      if (split) {
+        parallel_for(pool, p.batch * update.parts, [u = &update](int64_t u0, int64_t u1) {
+          const int64_t H = u->p->hidden;
+          for (int64_t i = u0; i < u1; ++i) {
+            const int64_t k0 = i % u->parts * kUpdateChunk;
+            cell_update(*u, i / u->parts, k0, k0 + kUpdateChunk < H ? k0 + kUpdateChunk : H);
+          }
+        });
+      } else {
+        for (int64_t b = 0; b < p.batch; ++b) cell_update(update, b, 0, H);
+      }
+      continue;
+    }
+    // Gates z (0), r (1), h (2). r * H (or r * (H R_h^T + Rb_h)) feeds the h gate.
+    const float* rb_h = bias ? bias + G + 2 * H : nullptr;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t len = seq_lens ? seq_lens[b] : p.seq;
+      if (step >= len) continue;
+      const int64_t t = backward ? len - 1 - step : step;
+      const float* xw = s.xw + row_of(p, t, b) * G;
+      float* hr = s.hr + b * G;
+      gate(p, fn[0], xw, hr, hr, 2 * H);  // z and r
+      if (!p.linear_before_reset)
+        for (int64_t k = 0; k < H; ++k) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
+    }
+    if (!p.linear_before_reset)
+      step_product(p, rv.layout, s.rh, rv.r ? rv.r + 2 * H * H : nullptr, rv.second, H, s.hr + 2 * H, pool);
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t len = seq_lens ? seq_lens[b] : p.seq;
       if (step >= len) continue;
@@ -338,59 +437,14 @@ void run_direction(const RnnParams& p, int d, bool backward, const float* x, con
       const float* xw = s.xw + row_of(p, t, b) * G;
       const float* hr = s.hr + b * G;
       float* h = s.h + b * H;
-      float* c = s.c + b * H;
-      if (p.cell == RnnCell::Rnn) {
-        gate(p, fn[0], xw, hr, h, H);
-      } else if (p.cell == RnnCell::Lstm && plain_lstm(p, fn, peep)) {
-        lstm_update(xw, hr, c, h, H);
-      } else if (p.cell == RnnCell::Lstm) {
-        const float* pi = peep ? peep : nullptr;
-        for (int64_t k = 0; k < H; ++k) {
-          const float ct_1 = c[k];
-          const float i = activate(fn[0], clipped(p, xw[k] + hr[k] + (pi ? pi[k] * ct_1 : 0.f)));
-          const float f = p.input_forget
-                              ? 1.f - i
-                              : activate(fn[0], clipped(p, xw[2 * H + k] + hr[2 * H + k] +
-                                                                (pi ? pi[2 * H + k] * ct_1 : 0.f)));
-          const float g = activate(fn[1], clipped(p, xw[3 * H + k] + hr[3 * H + k]));
-          const float ct = f * ct_1 + i * g;
-          const float o = activate(fn[0], clipped(p, xw[H + k] + hr[H + k] + (pi ? pi[H + k] * ct : 0.f)));
-          c[k] = ct;
-          h[k] = o * activate(fn[2], ct);
-        }
-      }
-    }
-    if (p.cell == RnnCell::Gru) {
-      // Gates z (0), r (1), h (2). r * H (or r * (H R_h^T + Rb_h)) feeds the h gate.
-      const float* rb_h = bias ? bias + G + 2 * H : nullptr;
-      for (int64_t b = 0; b < p.batch; ++b) {
-        const int64_t len = seq_lens ? seq_lens[b] : p.seq;
-        if (step >= len) continue;
-        const int64_t t = backward ? len - 1 - step : step;
-        const float* xw = s.xw + row_of(p, t, b) * G;
-        float* hr = s.hr + b * G;
-        gate(p, fn[0], xw, hr, hr, 2 * H);  // z and r
-        if (!p.linear_before_reset)
-          for (int64_t k = 0; k < H; ++k) s.rh[b * H + k] = hr[H + k] * s.h[b * H + k];
-      }
-      if (!p.linear_before_reset)
-        step_product(p, rv.layout, s.rh, rv.r ? rv.r + 2 * H * H : nullptr, rv.second, H, s.hr + 2 * H, pool);
-      for (int64_t b = 0; b < p.batch; ++b) {
-        const int64_t len = seq_lens ? seq_lens[b] : p.seq;
-        if (step >= len) continue;
-        const int64_t t = backward ? len - 1 - step : step;
-        const float* xw = s.xw + row_of(p, t, b) * G;
-        const float* hr = s.hr + b * G;
-        float* h = s.h + b * H;
-        // The h gate's input goes to rh (free once its product is done), then ht into it.
-        float* ht = s.rh + b * H;
-        if (p.linear_before_reset)
-          for (int64_t k = 0; k < H; ++k) ht[k] = hr[H + k] * (hr[2 * H + k] + (rb_h ? rb_h[k] : 0.f));
-        else
-          for (int64_t k = 0; k < H; ++k) ht[k] = hr[2 * H + k];
-        gate(p, fn[1], xw + 2 * H, ht, ht, H);
-        for (int64_t k = 0; k < H; ++k) h[k] = (1.f - hr[k]) * ht[k] + hr[k] * h[k];
-      }
+      // The h gate's input goes to rh (free once its product is done), then ht into it.
+      float* ht = s.rh + b * H;
+      if (p.linear_before_reset)
+        for (int64_t k = 0; k < H; ++k) ht[k] = hr[H + k] * (hr[2 * H + k] + (rb_h ? rb_h[k] : 0.f));
+      else
+        for (int64_t k = 0; k < H; ++k) ht[k] = hr[2 * H + k];
+      gate(p, fn[1], xw + 2 * H, ht, ht, H);
+      for (int64_t k = 0; k < H; ++k) h[k] = (1.f - hr[k]) * ht[k] + hr[k] * h[k];
     }
     if (y) {
       for (int64_t b = 0; b < p.batch; ++b) {
