@@ -119,6 +119,37 @@ TEST_CASE("rnn_f32 with a batch (R packed once for the step GEMMs) matches the r
     }
 }
 
+TEST_CASE("rnn_f32 splits a large step's cell update across the pool and matches the reference") {
+  // batch x hidden >= 2048: the update runs in units of 256 hidden units per batch entry
+  // (300 = 256 + 44), with Y and peepholes written by whichever thread takes a unit.
+  ThreadPool pool(2);
+  for (const RnnCell cell : {RnnCell::Rnn, RnnCell::Lstm})
+    for (const bool peepholes : {false, true}) {
+      if (peepholes && cell != RnnCell::Lstm) continue;
+      RnnParams p = one_unit(cell);
+      p.seq = 3;
+      p.batch = 8;
+      p.input = 5;
+      p.hidden = 300;
+      const int64_t H = p.hidden, G = rnn_gates(cell) * H;
+      const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * p.batch * p.input), 11);
+      const auto w = kiln_test::random_floats(static_cast<size_t>(G * p.input), 12, -0.4f, 0.4f);
+      const auto r = kiln_test::random_floats(static_cast<size_t>(G * H), 13, -0.1f, 0.1f);
+      const auto bias = kiln_test::random_floats(static_cast<size_t>(2 * G), 14, -0.2f, 0.2f);
+      const auto peep = kiln_test::random_floats(static_cast<size_t>(3 * H), 15, -0.3f, 0.3f);
+      std::vector<float> serial(static_cast<size_t>(p.seq * p.batch * H), -1.f), split(serial.size(), -2.f);
+      std::vector<float> scratch(rnn_scratch_floats(p));
+      const float* pp = peepholes ? peep.data() : nullptr;
+      REQUIRE(rnn_f32(p, x.data(), w.data(), r.data(), bias.data(), nullptr, nullptr, nullptr, pp, serial.data(),
+                      nullptr, nullptr, scratch.data(), nullptr));
+      REQUIRE(rnn_f32(p, x.data(), w.data(), r.data(), bias.data(), nullptr, nullptr, nullptr, pp, split.data(),
+                      nullptr, nullptr, scratch.data(), &pool));
+      INFO("cell " << static_cast<int>(cell) << " peepholes " << peepholes);
+      CHECK(split == serial);  // each value by the same operations, whichever thread
+      if (!peepholes) CHECK(kiln_test::max_rel_diff(split, rnn_reference(p, x, w, r, bias)) < 1e-5);
+    }
+}
+
 TEST_CASE("rnn_f32_prepacked (R packed as the compiler packs it) matches the reference and rnn_f32") {
   // Batch 1 (the 8-row GEMV layout) and batches through the GEMM's packed B; hidden sizes below,
   // at and past a multiple of 8 (163: the GEMV splits across threads and ends in a partial step
