@@ -205,6 +205,7 @@ def main():
                        kiln_int8_cpu_ms=statistics.median(kq_cpu), ort_int8_cpu_ms=statistics.median(oq_cpu),
                        int8_vs_ort_steps=err_ort / step,
                        int8_vs_fp32_rel=err_fp32, same_top1=top1)
+            row.update(kiln_fp32_rounds_ms=kf, kiln_int8_rounds_ms=kq, ort_int8_rounds_ms=oq, ort_fp32_rounds_ms=of)
             row["int8_over_fp32"] = row["kiln_int8_ms"] / row["kiln_fp32_ms"]
             # CPU time: what the cores spent on each, meaningful on a shared machine too.
             row["int8_over_fp32_cpu"] = row["kiln_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
