@@ -146,41 +146,25 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   in_use_.store(false, std::memory_order_release);
 }
 
-void parallel_for_balanced(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) noexcept {
-  parallel_for_balanced_slots(pool, n, [&fn](int64_t b, int64_t e, int) { fn(b, e); });
-}
+namespace {
 
-void parallel_for_balanced_slots(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
-                                 int64_t piece) noexcept {
-  constexpr int kMaxThreads = 16;
-  const int threads = pool ? pool->size() : 1;
-  if (n <= 0) return;
-  if (threads == 1 || threads > kMaxThreads || n < 2 * threads || n >= (int64_t{1} << 31)) {
-    // Plain shares, at most one a thread: share t is slot t (each runs on one thread).
-    const int64_t parts = std::min<int64_t>(n, threads), q = n / parts, r = n % parts;
-    return parallel_for(pool, parts, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t b = t * q + (t < r ? t : r);
-        fn(b, b + q + (t < r ? 1 : 0), static_cast<int>(t));
-      }
-    });
-  }
+constexpr int kMaxBalancedThreads = 16;
+
+// parallel_for_balanced_slots' state for one call. The loop bodies capture one pointer to it,
+// so that std::function holds them without allocating (on every parallel loop of a run).
+struct Balanced {
   // Share t's unclaimed items [front, back), packed as front << 32 | back: its thread claims
   // from the front, the others from the back.
   struct alignas(64) Range {
     std::atomic<uint64_t> v;
   };
-  Range ranges[kMaxThreads];
-  const int64_t q = n / threads, r = n % threads;
-  for (int t = 0; t < threads; ++t) {
-    const int64_t b = t * q + (t < r ? t : r), e = b + q + (t < r ? 1 : 0);
-    ranges[t].v.store(static_cast<uint64_t>(b) << 32 | static_cast<uint64_t>(e), std::memory_order_relaxed);
-  }
-  // Thirds: eighths cost MobileNetV2 1-2% with the cores close (a claim on a line the other
-  // thread may have read is a round trip between the cores), halves gained less with them far.
-  if (piece <= 0) piece = std::max<int64_t>(1, q / 3);
+  Range ranges[kMaxBalancedThreads];
+  int threads;
+  int64_t piece;
+  const std::function<void(int64_t, int64_t, int)>* fn;
+
   // Claims up to `piece` items of range t (from its front, or its back); false when it is empty.
-  const auto claim = [&](int t, bool front, int64_t& b, int64_t& e) {
+  bool claim(int t, bool front, int64_t& b, int64_t& e) {
     uint64_t v = ranges[t].v.load(std::memory_order_relaxed);
     for (;;) {
       const auto f = static_cast<int64_t>(v >> 32), k = static_cast<int64_t>(v & 0xFFFFFFFFu);
@@ -192,16 +176,58 @@ void parallel_for_balanced_slots(ThreadPool* pool, int64_t n, const std::functio
                                   : static_cast<uint64_t>(f) << 32 | static_cast<uint64_t>(k - take);
       if (ranges[t].v.compare_exchange_weak(v, next, std::memory_order_relaxed)) return true;
     }
-  };
+  }
+
+  // Share t's pieces from the front, then the others' from the back, all as slot t.
+  void run(int t) {
+    int64_t b = 0, e = 0;
+    while (claim(t, true, b, e)) (*fn)(b, e, t);
+    for (int k = 1; k < threads; ++k)
+      while (claim((t + k) % threads, false, b, e)) (*fn)(b, e, t);
+  }
+};
+
+// Plain shares, at most one a thread: share t is slot t (each runs on one thread).
+struct PlainShares {
+  int64_t q, r;
+  const std::function<void(int64_t, int64_t, int)>* fn;
+};
+
+}  // namespace
+
+void parallel_for_balanced(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) noexcept {
+  parallel_for_balanced_slots(pool, n, [f = &fn](int64_t b, int64_t e, int) { (*f)(b, e); });
+}
+
+void parallel_for_balanced_slots(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
+                                 int64_t piece) noexcept {
+  const int threads = pool ? pool->size() : 1;
+  if (n <= 0) return;
+  if (threads == 1 || threads > kMaxBalancedThreads || n < 2 * threads || n >= (int64_t{1} << 31)) {
+    const int64_t parts = std::min<int64_t>(n, threads);
+    const PlainShares plain{n / parts, n % parts, &fn};
+    return parallel_for(pool, parts, [s = &plain](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t b = t * s->q + (t < s->r ? t : s->r);
+        (*s->fn)(b, b + s->q + (t < s->r ? 1 : 0), static_cast<int>(t));
+      }
+    });
+  }
+  Balanced state;
+  state.threads = threads;
+  state.fn = &fn;
+  const int64_t q = n / threads, r = n % threads;
+  for (int t = 0; t < threads; ++t) {
+    const int64_t b = t * q + (t < r ? t : r), e = b + q + (t < r ? 1 : 0);
+    state.ranges[t].v.store(static_cast<uint64_t>(b) << 32 | static_cast<uint64_t>(e), std::memory_order_relaxed);
+  }
+  // Thirds: eighths cost MobileNetV2 1-2% with the cores close (a claim on a line the other
+  // thread may have read is a round trip between the cores), halves gained less with them far.
+  state.piece = piece > 0 ? piece : std::max<int64_t>(1, q / 3);
   // parallel_for over one item a thread: item t is thread t's share (or, when that thread has
   // not started, whoever runs it first).
-  parallel_for(pool, threads, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      int64_t b = 0, e = 0;
-      while (claim(static_cast<int>(t), true, b, e)) fn(b, e, static_cast<int>(t));
-      for (int k = 1; k < threads; ++k)
-        while (claim(static_cast<int>((t + k) % threads), false, b, e)) fn(b, e, static_cast<int>(t));
-    }
+  parallel_for(pool, threads, [s = &state](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) s->run(static_cast<int>(t));
   });
 }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -11,6 +13,19 @@
 #include "kiln/rt/thread_pool.h"
 
 using kiln::rt::ThreadPool;
+
+// Every plain operator new of this test program is counted (the replaceable global allocation
+// functions), so that a test can check that the pool's loops allocate nothing.
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -177,6 +192,25 @@ TEST_CASE("parallel_for_balanced_slots gives each slot to one thread at a time a
       }
     }
   }
+}
+
+TEST_CASE("parallel loops allocate nothing once the pool runs (plain, balanced and with slots)") {
+  // A model's run is a sequence of parallel loops; each loop body the runtime passes captures
+  // one pointer, which std::function holds in place. The pool's own wrapping must not allocate.
+  ThreadPool pool(2);
+  std::vector<std::atomic<int64_t>> sums(2);
+  auto* out = &sums;
+  for (int64_t n : {1, 3, 64, 1000}) {  // 3: the plain-shares path of the balanced loops
+    CAPTURE(n);
+    const long before = g_allocations.load();
+    for (int i = 0; i < 20; ++i) {
+      pool.parallel_for(n, [out](int64_t b, int64_t e) { (*out)[0] += e - b; });
+      kiln::rt::parallel_for_balanced(&pool, n, [out](int64_t b, int64_t e) { (*out)[0] += e - b; });
+      kiln::rt::parallel_for_balanced_slots(&pool, n, [out](int64_t b, int64_t e, int slot) { (*out)[slot] += e - b; }, 0);
+    }
+    CHECK(g_allocations.load() == before);
+  }
+  CHECK(sums[0].load() + sums[1].load() == 3 * 20 * (1 + 3 + 64 + 1000));
 }
 
 TEST_CASE("thread pool with one thread runs inline") {
