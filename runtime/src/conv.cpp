@@ -1005,8 +1005,9 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
         // shares are balanced, claimed a chunk at a time (a share's near-equal chunks, as
         // run_chunks would cut it; a third of it when it is one chunk), so a thread slowed down
         // has the end of its share taken.
-        const int64_t tiles = (ohw + 15) / 16, share = (tiles + threads - 1) / threads, nbt = nb / 16;
-        const int64_t piece = by_positions || nbt < 1 ? 0 : (share + (share + nbt - 1) / nbt - 1) / ((share + nbt - 1) / nbt);
+        const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+        const int64_t tiles = ceil_div(ohw, 16), share = ceil_div(tiles, threads), chunk_tiles = nb / 16;
+        const int64_t piece = by_positions || chunk_tiles < 1 ? 0 : ceil_div(share, ceil_div(share, chunk_tiles));
         parallel_for_balanced_slots(
             pool, tiles,
             [a = &ga](int64_t t0, int64_t t1, int slot) {

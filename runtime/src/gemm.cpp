@@ -841,7 +841,7 @@ void gemm_serial(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t
         // Rows [0, halves) run in tiles of kMR; a block that would end in a tile of 2 rows
         // after a full one runs its last 8 rows as two tiles of 4 (each in its own panel), where
         // A is packed here: the LSTM's 8 sequences a step ran as 6 + 2 rows, and as 4 + 4 the
-        // whole LSTM at batch 8 took 0.92x the time on Zen 4 (AVX-512). (A 1-row tail as 4 + 3
+        // whole LSTM at batch 8 took 0.92-0.97x the time on Zen 4 (AVX-512). (A 1-row tail as 4 + 3
         // would do the same FMAs in as many steps: left as it is.)
         const int64_t tail = mc % kMR;
         const int64_t halves = !a.packed && mc > kMR && tail == 2 ? mc - kMR - tail : mc;

@@ -29,6 +29,18 @@ RnnParams one_unit(RnnCell cell) {
   return p;
 }
 
+// Seeded X, W, R and the biases for p (every direction), R's values within +-r_scale.
+struct RnnWeights {
+  std::vector<float> x, w, r, bias;
+};
+RnnWeights rnn_weights(const RnnParams& p, uint32_t seed, float r_scale = 0.4f) {
+  const auto G = static_cast<size_t>(rnn_gates(p.cell) * p.hidden), D = static_cast<size_t>(p.directions);
+  return {kiln_test::random_floats(static_cast<size_t>(p.seq * p.batch * p.input), seed),
+          kiln_test::random_floats(D * G * static_cast<size_t>(p.input), seed + 1, -0.4f, 0.4f),
+          kiln_test::random_floats(D * G * static_cast<size_t>(p.hidden), seed + 2, -r_scale, r_scale),
+          kiln_test::random_floats(D * 2 * G, seed + 3, -0.2f, 0.2f)};
+}
+
 double sigmoid_ref(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
 // ONNX's RNN / GRU / LSTM with the default activations, Y only ([seq, dirs, batch, hidden]), in
@@ -104,11 +116,7 @@ TEST_CASE("rnn_f32 with a batch (R packed once for the step GEMMs) matches the r
             p.input = 9;
             p.hidden = hidden;
             p.linear_before_reset = lbr;
-            const int64_t G = rnn_gates(cell) * hidden;
-            const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * batch * p.input), 1);
-            const auto w = kiln_test::random_floats(static_cast<size_t>(G * p.input), 2, -0.4f, 0.4f);
-            const auto r = kiln_test::random_floats(static_cast<size_t>(G * hidden), 3, -0.4f, 0.4f);
-            const auto bias = kiln_test::random_floats(static_cast<size_t>(2 * G), 4, -0.2f, 0.2f);
+            const auto [x, w, r, bias] = rnn_weights(p, 1);
             std::vector<float> y(static_cast<size_t>(p.seq * batch * hidden), -1.f);
             std::vector<float> scratch(rnn_scratch_floats(p));
             REQUIRE(rnn_f32(p, x.data(), w.data(), r.data(), bias.data(), nullptr, nullptr, nullptr, nullptr,
@@ -131,11 +139,8 @@ TEST_CASE("rnn_f32 splits a large step's cell update across the pool and matches
       p.batch = 8;
       p.input = 5;
       p.hidden = 300;
-      const int64_t H = p.hidden, G = rnn_gates(cell) * H;
-      const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * p.batch * p.input), 11);
-      const auto w = kiln_test::random_floats(static_cast<size_t>(G * p.input), 12, -0.4f, 0.4f);
-      const auto r = kiln_test::random_floats(static_cast<size_t>(G * H), 13, -0.1f, 0.1f);
-      const auto bias = kiln_test::random_floats(static_cast<size_t>(2 * G), 14, -0.2f, 0.2f);
+      const int64_t H = p.hidden;
+      const auto [x, w, r, bias] = rnn_weights(p, 11, 0.1f);
       const auto peep = kiln_test::random_floats(static_cast<size_t>(3 * H), 15, -0.3f, 0.3f);
       std::vector<float> serial(static_cast<size_t>(p.seq * p.batch * H), -1.f), split(serial.size(), -2.f);
       std::vector<float> scratch(rnn_scratch_floats(p));
@@ -171,11 +176,8 @@ TEST_CASE("rnn_f32_prepacked (R packed as the compiler packs it) matches the ref
             p.reverse = dirs == -1;
             for (int d = 1; d < p.directions; ++d)
               for (int i = 0; i < 3; ++i) p.funcs[d][i] = p.funcs[0][i];
-            const int64_t G = rnn_gates(cell) * hidden, D = p.directions;
-            const auto x = kiln_test::random_floats(static_cast<size_t>(p.seq * batch * p.input), 11);
-            const auto w = kiln_test::random_floats(static_cast<size_t>(D * G * p.input), 12, -0.4f, 0.4f);
-            const auto r = kiln_test::random_floats(static_cast<size_t>(D * G * hidden), 13, -0.4f, 0.4f);
-            const auto bias = kiln_test::random_floats(static_cast<size_t>(D * 2 * G), 14, -0.2f, 0.2f);
+            const int64_t D = p.directions;
+            const auto [x, w, r, bias] = rnn_weights(p, 11);
             std::vector<float> packed(rnn_packed_r_floats(p) + 16);
             float* packed_r = kiln::rt::gemm_f32_align(packed.data());
             rnn_pack_r(p, r.data(), packed_r);
