@@ -115,6 +115,8 @@ struct OneNode {
   }
 };
 
+}  // namespace
+
 Tensor eval_op(const std::string& op, AttributeMap attrs, const std::vector<const Tensor*>& in) {
   std::vector<std::pair<DType, Shape>> storage;
   storage.reserve(in.size());
@@ -130,6 +132,14 @@ Tensor eval_op(const std::string& op, AttributeMap attrs, const std::vector<cons
   OneNode one(op, types, std::move(attrs));
   return eval_node(*one.node, in)[0];
 }
+
+std::pair<DType, Shape> infer_op(const std::string& op, AttributeMap attrs,
+                                 const std::vector<std::pair<DType, Shape>*>& in) {
+  OneNode one(op, in, std::move(attrs));
+  return {one.node->output(0)->dtype(), one.node->output(0)->shape()};
+}
+
+namespace {
 
 Tensor scalar(const Node& node, DType t, float v) {
   if (t != DType::F32) fail("{}: activation Clip is fused for f32 only, not {}", node.describe(), dtype_name(t));

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -49,5 +50,12 @@ int64_t depthwise3x3_stride(const Node& node, const std::vector<int64_t>& x, con
 // The attributes of a fused node that apply `activation` (a node of a kFusedActivations op,
 // or a Clip whose bounds the caller passes), for a pass building one.
 AttributeMap fused_activation_attrs(const Node& activation, float clip_min = 0, float clip_max = 0);
+
+// `op` with `attrs` run by its reference implementation on `in` (nullptr: an omitted input),
+// and the type it gives its first output for inputs of the given types: for ops whose
+// semantics are another op's, so that no math is written twice.
+Tensor eval_op(const std::string& op, AttributeMap attrs, const std::vector<const Tensor*>& in);
+std::pair<DType, Shape> infer_op(const std::string& op, AttributeMap attrs,
+                                 const std::vector<std::pair<DType, Shape>*>& in);
 
 }  // namespace kiln::ir

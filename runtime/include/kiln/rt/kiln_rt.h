@@ -3,6 +3,7 @@
 
 #include "kiln/rt/attention.h"
 #include "kiln/rt/conv.h"
+#include "kiln/rt/conv_nchwc.h"
 #include "kiln/rt/conv_transpose.h"
 #include "kiln/rt/depthwise.h"
 #include "kiln/rt/detection.h"

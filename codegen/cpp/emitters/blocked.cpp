@@ -1,0 +1,71 @@
+// Channel-blocked ops (ir/ops/blocked.cpp) through kiln/rt/conv_nchwc.h: the reorders, and
+// kiln.ConvNchwc with its weights packed now, at compile time.
+#include <fmt/format.h>
+
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/blocked.h"
+#include "ir/ops/fused.h"
+
+namespace kiln::codegen::cpp {
+
+namespace {
+
+// [N, C / 16, H, W, 16] -> {N, C, H, W}.
+std::vector<int64_t> unblocked_dims(const ir::Value* v) {
+  std::vector<int64_t> d = dims_of(v);
+  return {d[0], d[1] * d[4], d[2], d[3]};
+}
+
+void emit_reorder(EmitContext& ctx, const ir::Node& node, bool to_blocked) {
+  const std::vector<int64_t> d = to_blocked ? dims_of(node.input(0)) : unblocked_dims(node.input(0));
+  ctx.line(fmt::format("kiln::rt::{}({}, {}, {}, {}, {}, pool);", to_blocked ? "nchw_to_nchwc_f32" : "nchwc_to_nchw_f32",
+                       d[0], d[1], d[2] * d[3], ctx.in(node, 0), ctx.out(node, 0)));
+}
+
+std::optional<kiln::rt::Conv1x1NchwcParams> params_of(const ir::Node& node) {
+  return ir::nchwc_conv1x1_params(node, unblocked_dims(node.input(0)), dims_of(node.input(1)));
+}
+
+std::string unsupported_conv(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (!is_f32_constant(node.input(1)) || (node.has_input(2) && !is_f32_constant(node.input(2))))
+    return "compiled kiln.ConvNchwc needs constant f32 weights and bias";
+  if (!params_of(node))
+    return "compiled kiln.ConvNchwc runs 1x1 convolutions without padding or dilation, group 1, on blocks of 16 "
+           "channels, with the activations none, Relu or Clip";
+  return "";
+}
+
+bool packs_weights(const ir::Node&, size_t input) { return input == 1; }
+
+std::string activation_expr(const ir::Node& node) {
+  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node));
+  if (a.kind == kiln::rt::StoreActivation::kRelu) return "kiln::rt::StoreActivation{kiln::rt::StoreActivation::kRelu}";
+  if (a.kind == kiln::rt::StoreActivation::kNone) return "kiln::rt::StoreActivation{}";
+  return fmt::format("kiln::rt::StoreActivation{{kiln::rt::StoreActivation::kClamp, {}, {}}}",
+                     float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
+}
+
+void emit_conv(EmitContext& ctx, const ir::Node& node) {
+  const kiln::rt::Conv1x1NchwcParams p = *params_of(node);
+  ctx.line(fmt::format("const kiln::rt::Conv1x1NchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
+                       p.W, p.M, p.OH, p.OW, p.stride_h, p.stride_w));
+  std::vector<float> packed(kiln::rt::conv1x1_nchwc_packed_floats(p));
+  kiln::rt::conv1x1_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
+  ctx.line(fmt::format("kiln::rt::conv1x1_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
+                       ctx.add_weight_floats(packed), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
+                       node.has_input(3) ? ctx.in(node, 3) : "nullptr", activation_expr(node), ctx.out(node, 0)));
+}
+
+}  // namespace
+
+void register_blocked_emitters(EmitterRegistry& r) {
+  r.add("kiln.ToNchwc", Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_reorder(ctx, node, true); },
+                                .unsupported = require_f32});
+  r.add("kiln.FromNchwc",
+        Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_reorder(ctx, node, false); },
+                .unsupported = require_f32});
+  r.add("kiln.ConvNchwc", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .packs_input = packs_weights});
+}
+
+}  // namespace kiln::codegen::cpp

@@ -1,0 +1,160 @@
+// Channel-blocked tensors and the ops on them, made only by passes/layout_nchwc.cpp.
+// A blocked tensor is an NCHW one with C a multiple of 16 stored as [N, C / 16, H, W, 16]: the 16
+// channels of a block contiguous at each position (NCHW16c). kiln.ToNchwc and kiln.FromNchwc
+// convert; kiln.ConvNchwc is a kiln.FusedConv whose X, Z and Y are blocked, its semantics the
+// FusedConv's through the registry (no math is written twice).
+#include "ir/ops/blocked.h"
+
+#include "ir/ops/fused.h"
+#include "ir/ops/op_helpers.h"
+#include "ir/ops/window.h"
+
+namespace kiln::ir {
+namespace {
+
+constexpr int64_t kBlock = 16;
+
+// [N, C, H, W] of f32 with C a static multiple of 16 -> [N, C / 16, H, W, 16].
+Shape blocked_shape(const Node& node, DType t, const Shape& s) {
+  if (t != DType::F32 || s.rank() != 4 || !s[1].is_static() || s[1].value() % kBlock != 0)
+    fail("{}: expected f32 [N, C, H, W] with C a multiple of {}, got {}{}", node.describe(), kBlock,
+         dtype_name(t), s.str());
+  return Shape(std::vector<Dim>{s[0], Dim(s[1].value() / kBlock), s[2], s[3], Dim(kBlock)});
+}
+
+// [N, C / 16, H, W, 16] of f32 -> [N, C, H, W].
+Shape unblocked_shape(const Node& node, const Value& v) {
+  const Shape& s = v.shape();
+  if (v.dtype() != DType::F32 || s.rank() != 5 || !s[1].is_static() || !s[4].is_static() ||
+      s[4].value() != kBlock)
+    fail("{}: expected a blocked f32 [N, C/{}, H, W, {}], got {}{}", node.describe(), kBlock, kBlock,
+         dtype_name(v.dtype()), s.str());
+  return Shape(std::vector<Dim>{s[0], Dim(s[1].value() * kBlock), s[2], s[3]});
+}
+
+// Element (n, c, q) of [N, C, HW] is element ((n, c / 16, q), c % 16) of the blocked tensor.
+Tensor reorder(const Tensor& x, std::vector<int64_t> dims, bool to_blocked) {
+  Tensor y(DType::F32, std::move(dims));
+  const std::vector<int64_t>& d = to_blocked ? x.dims() : y.dims();
+  const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
+  const float* src = x.data<float>();
+  float* dst = y.mutable_data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t q = 0; q < HW; ++q) {
+        const int64_t plain = (n * C + c) * HW + q, blocked = ((n * (C / kBlock) + c / kBlock) * HW + q) * kBlock + c % kBlock;
+        dst[to_blocked ? blocked : plain] = src[to_blocked ? plain : blocked];
+      }
+  return y;
+}
+
+std::vector<int64_t> static_dims(const Shape& s) { return s.values(); }
+
+void infer_to_nchwc(Node& node) {
+  node.output(0)->set_type(DType::F32, blocked_shape(node, node.input(0)->dtype(), node.input(0)->shape()));
+}
+void infer_from_nchwc(Node& node) {
+  node.output(0)->set_type(DType::F32, unblocked_shape(node, *node.input(0)));
+}
+
+void eval_to_nchwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  out[0] = reorder(*in[0], static_dims(node.output(0)->shape()), true);
+}
+void eval_from_nchwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  out[0] = reorder(*in[0], static_dims(node.output(0)->shape()), false);
+}
+
+// kiln.ConvNchwc's inputs as kiln.FusedConv's: X and Z unblocked.
+std::vector<std::pair<DType, Shape>> fused_conv_types(const Node& node) {
+  std::vector<std::pair<DType, Shape>> t(4);
+  for (size_t i = 0; i < 4; ++i) {
+    const Value* v = node.input(i);
+    if (!v) continue;
+    t[i] = {v->dtype(), i == 0 || i == 3 ? unblocked_shape(node, *v) : v->shape()};
+  }
+  return t;
+}
+
+AttributeMap conv_attrs(const Node& node) { return node.attrs(); }
+
+void infer_conv_nchwc(Node& node) {
+  std::vector<std::pair<DType, Shape>> t = fused_conv_types(node);
+  std::vector<std::pair<DType, Shape>*> types;
+  for (size_t i = 0; i < 4; ++i) types.push_back(node.input(i) ? &t[i] : nullptr);
+  const auto [dtype, shape] = infer_op("kiln.FusedConv", conv_attrs(node), types);
+  node.output(0)->set_type(DType::F32, blocked_shape(node, dtype, shape));
+}
+
+void eval_conv_nchwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  auto plain = [&](size_t i) {
+    std::vector<int64_t> dims = static_dims(unblocked_shape(node, *node.input(i)));
+    return reorder(*in[i], dims, false);
+  };
+  const Tensor x = plain(0);
+  const Tensor* z = optional_input(in, 3);
+  const Tensor zp = z ? plain(3) : Tensor();
+  const Tensor y = eval_op("kiln.FusedConv", conv_attrs(node), {&x, in[1], optional_input(in, 2), z ? &zp : nullptr});
+  out[0] = reorder(y, static_dims(node.output(0)->shape()), true);
+}
+
+Cost conv_nchwc_cost(const Node& node) {
+  Cost c;
+  c.bytes = io_bytes(node);
+  const Shape& y = node.output(0)->shape();
+  const Shape& w = node.input(1)->shape();
+  if (!y.is_static() || !w.is_static()) return c;
+  // One multiply-add per weight and output position, as the FusedConv's.
+  const int64_t positions = y[0].value() * y[2].value() * y[3].value();
+  c.flops = 2.0 * static_cast<double>(w.numel()) * static_cast<double>(positions) + 2.0 * static_cast<double>(y.numel());
+  return c;
+}
+
+}  // namespace
+
+std::optional<rt::Conv1x1NchwcParams> nchwc_conv1x1_params(const Node& node, const std::vector<int64_t>& x,
+                                                           const std::vector<int64_t>& w) {
+  if (x.size() != 4 || w.size() != 4 || w[1] != x[1] || w[2] != 1 || w[3] != 1) return std::nullopt;
+  if (node.i("group") != 1) return std::nullopt;
+  if (node.op() != "Conv" && !store_activation(fused_activation(node))) return std::nullopt;
+  const ResolvedWindow win = resolve_window(node, {x[2], x[3]}, {1, 1});
+  const std::vector<int64_t> ones{1, 1}, zeros{0, 0};
+  if (win.dilations != ones || win.pads_begin != zeros || win.pads_end != zeros) return std::nullopt;
+  const int64_t sh = win.strides[0], sw = win.strides[1];
+  if (sh < 1 || sw < 1) return std::nullopt;
+  const rt::Conv1x1NchwcParams p{x[0], x[1], x[2], x[3], w[0], (x[2] - 1) / sh + 1, (x[3] - 1) / sw + 1, sh, sw};
+  if (!rt::conv1x1_nchwc_applicable(p)) return std::nullopt;
+  return p;
+}
+
+void register_blocked_ops(Registry& r) {
+  r.add(OpDef{
+      .name = "kiln.ToNchwc",
+      .summary = "f32 [N, C, H, W] (C a multiple of 16) to [N, C/16, H, W, 16]: each block's 16 channels together",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .infer = infer_to_nchwc,
+      .eval = eval_to_nchwc,
+  });
+  r.add(OpDef{
+      .name = "kiln.FromNchwc",
+      .summary = "the inverse of kiln.ToNchwc: f32 [N, C/16, H, W, 16] to [N, C, H, W]",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .infer = infer_from_nchwc,
+      .eval = eval_from_nchwc,
+  });
+  const OpDef* fused = r.find("kiln.FusedConv");
+  if (!fused) fail("op family 'blocked' needs kiln.FusedConv registered first");
+  r.add(OpDef{
+      .name = "kiln.ConvNchwc",
+      .summary = "kiln.FusedConv with X, Z and Y blocked as kiln.ToNchwc makes them (W and B as the FusedConv's)",
+      .inputs = fused->inputs,
+      .outputs = {"Y"},
+      .attrs = fused->attrs,
+      .infer = infer_conv_nchwc,
+      .eval = eval_conv_nchwc,
+      .cost = conv_nchwc_cost,
+  });
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,21 @@
+// Channel-blocked (NCHW16c) tensors and ops (ir/ops/blocked.cpp): what passes/layout_nchwc.cpp
+// converts and the C++ backend runs through kiln/rt/conv_nchwc.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kiln/rt/conv_nchwc.h"
+
+namespace kiln::ir {
+
+// The runtime kernel's parameters when `node` (Conv, kiln.FusedConv or kiln.ConvNchwc) over NCHW
+// input dims x and weight dims w is a convolution the NCHW16c 1x1 kernel runs: group 1, a 1x1
+// kernel without padding or dilation, C and M multiples of 16 and (fused ops) an activation the
+// kernel applies in registers (none, Relu, Clip); nullopt otherwise.
+std::optional<rt::Conv1x1NchwcParams> nchwc_conv1x1_params(const Node& node, const std::vector<int64_t>& x,
+                                                           const std::vector<int64_t>& w);
+
+}  // namespace kiln::ir

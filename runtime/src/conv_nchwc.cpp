@@ -1,0 +1,305 @@
+// NCHW16c convolutions and reorders (see conv_nchwc.h).
+//
+// The 1x1 kernel's register tile is P output positions x F blocks of 16 output channels: per
+// input channel, F vector loads of weights and P broadcasts of the input for P * F FMAs. With
+// AVX-512 (32 registers) F = 4 and P = 6: 24 accumulators, the weights of a step reused by 6
+// positions and each input value by 64 channels; with AVX2 (16 registers, a 16-float vector in
+// two halves) F = 1. The tile's positions are contiguous in the output (and the residual), the
+// input's 16 channels of a block contiguous at each position: nothing is packed at run time.
+#include "kiln/rt/conv_nchwc.h"
+
+#include <cstring>
+
+#include "kiln/rt/thread_pool.h"
+#include "kiln/rt/transpose8.h"
+#include "kiln/rt/x86_dispatch.h"
+
+namespace kiln::rt {
+namespace {
+
+constexpr int64_t kB = kNchwcBlock;
+
+// One register tile: P positions of F output blocks.
+struct Tile {
+  int64_t K;            // input channels (a multiple of 16)
+  const float* x;       // input block 0 at the tile's first position
+  int64_t x_block;      // floats from one input block to the next (H * W * 16)
+  int64_t x_step;       // floats from one of the tile's positions to the next (stride_w * 16)
+  const float* w;       // packed weights of the tile's first output block
+  int64_t w_block;      // floats from one output block's weights to the next (K * 16)
+  const float* bias;    // the first output block's 16 biases, or nullptr
+  const float* z;       // the residual at the tile's first output value, or nullptr
+  float* y;             // the tile's first output value
+  int64_t y_block;      // floats from one output block to the next (OH * OW * 16)
+  StoreActivation act;
+};
+
+using TileFn = void (*)(const Tile& t);
+
+#if defined(__GNUC__) || defined(__clang__)
+typedef float vec16 __attribute__((vector_size(kB * sizeof(float))));
+
+template <int F, int P>
+__attribute__((always_inline)) inline void vector_tile(const Tile& t) {
+  vec16 acc[P][F] = {};
+  for (int64_t kb = 0; kb < t.K; kb += kB) {
+    const float* __restrict xb = t.x + kb / kB * t.x_block;
+    const float* __restrict wb = t.w + kb * kB;
+#pragma GCC unroll 16
+    for (int k = 0; k < kB; ++k) {
+      vec16 wv[F];
+#pragma GCC unroll 4
+      for (int f = 0; f < F; ++f) std::memcpy(&wv[f], wb + f * t.w_block + k * kB, sizeof(vec16));
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) {
+        const float xv = xb[p * t.x_step + k];
+#pragma GCC unroll 4
+        for (int f = 0; f < F; ++f) acc[p][f] += xv * wv[f];
+      }
+    }
+  }
+  const vec16 zero = {}, lo = zero + t.act.lo, hi = zero + t.act.hi;
+#pragma GCC unroll 4
+  for (int f = 0; f < F; ++f) {
+    vec16 bv = {};
+    if (t.bias) std::memcpy(&bv, t.bias + f * kB, sizeof bv);
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      vec16 v = acc[p][f];
+      if (t.bias) v += bv;  // act(conv + bias + z), in kiln.FusedConv's order
+      if (t.z) {
+        vec16 r;
+        std::memcpy(&r, t.z + f * t.y_block + p * kB, sizeof r);
+        v += r;
+      }
+      if (t.act.kind == StoreActivation::kClamp) {
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+      } else if (t.act.kind == StoreActivation::kRelu) {
+        v = v > zero ? v : zero;  // NaN becomes 0, as Relu
+      }
+      std::memcpy(t.y + f * t.y_block + p * kB, &v, sizeof v);
+    }
+  }
+}
+#endif
+
+// Plain loops, for compilers and CPUs without the above: one position of one block at a time.
+void portable_tile(const Tile& t, int F, int P) {
+  for (int f = 0; f < F; ++f)
+    for (int p = 0; p < P; ++p) {
+      float acc[kB] = {};
+      for (int64_t c = 0; c < t.K; ++c) {
+        const float xv = t.x[c / kB * t.x_block + p * t.x_step + c % kB];
+        const float* wr = t.w + f * t.w_block + c * kB;
+        for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
+      }
+      for (int64_t j = 0; j < kB; ++j) {
+        float v = acc[j];
+        if (t.bias) v += t.bias[f * kB + j];
+        if (t.z) v += t.z[f * t.y_block + p * kB + j];
+        if (t.act.kind == StoreActivation::kClamp) v = v < t.act.lo ? t.act.lo : (v > t.act.hi ? t.act.hi : v);
+        if (t.act.kind == StoreActivation::kRelu) v = v > 0.f ? v : 0.f;
+        t.y[f * t.y_block + p * kB + j] = v;
+      }
+    }
+}
+
+constexpr int kMaxP = 6;  // positions a tile
+constexpr int kMaxF = 4;  // output blocks a tile
+
+// The tile functions for F in [1, max_f], P in [1, 6]: fns[F - 1][P - 1].
+struct Kernels {
+  TileFn fns[kMaxF][kMaxP] = {};
+  int max_f = 0;  // 0: portable_tile
+};
+
+#if KILN_X86_KERNELS
+template <int F, int P>
+KILN_AVX512F void tile_avx512f(const Tile& t) {
+  vector_tile<F, P>(t);
+}
+template <int F, int P>
+KILN_AVX2_FMA void tile_avx2_fma(const Tile& t) {
+  vector_tile<F, P>(t);
+}
+
+template <int F>
+void fill_avx512f(Kernels& k) {
+  k.fns[F - 1][0] = tile_avx512f<F, 1>;
+  k.fns[F - 1][1] = tile_avx512f<F, 2>;
+  k.fns[F - 1][2] = tile_avx512f<F, 3>;
+  k.fns[F - 1][3] = tile_avx512f<F, 4>;
+  k.fns[F - 1][4] = tile_avx512f<F, 5>;
+  k.fns[F - 1][5] = tile_avx512f<F, 6>;
+}
+#endif
+
+Kernels choose_kernels() {
+  Kernels k;
+#if KILN_X86_KERNELS
+  if (cpu_has_avx512f()) {
+    fill_avx512f<1>(k);
+    fill_avx512f<2>(k);
+    fill_avx512f<3>(k);
+    fill_avx512f<4>(k);
+    k.max_f = 4;
+  } else if (cpu_has_avx2_fma()) {
+    k.fns[0][0] = tile_avx2_fma<1, 1>;
+    k.fns[0][1] = tile_avx2_fma<1, 2>;
+    k.fns[0][2] = tile_avx2_fma<1, 3>;
+    k.fns[0][3] = tile_avx2_fma<1, 4>;
+    k.fns[0][4] = tile_avx2_fma<1, 5>;
+    k.fns[0][5] = tile_avx2_fma<1, 6>;
+    k.max_f = 1;
+  }
+#endif
+  return k;
+}
+
+const Kernels& kernels() {
+  static const Kernels k = choose_kernels();
+  return k;
+}
+
+// Positions a unit of work takes along a row (stride 1: along the whole plane, which is then
+// one row of OH * OW positions): whole tiles whose input, all its blocks, is about 128 KiB (so
+// that it stays in L2 while the unit's neighbours, the other output blocks of the same positions,
+// read it again), from 2 to 128 tiles.
+int64_t chunk_positions(const Conv1x1NchwcParams& p) {
+  const int64_t tiles = (128 << 10) / (p.C * static_cast<int64_t>(sizeof(float)) * kMaxP);
+  return (tiles < 2 ? 2 : tiles > 128 ? 128 : tiles) * kMaxP;
+}
+
+struct Conv1x1Job {
+  const Conv1x1NchwcParams* p;
+  const float* x;
+  const float* w;
+  const float* bias;
+  const float* z;
+  StoreActivation act;
+  float* y;
+  int64_t groups, rows, row_len, chunk, chunks;  // per image: rows x chunks of a row x output-block groups
+  int max_f;
+};
+
+void run_unit(const Conv1x1Job& j, int64_t unit) {
+  const Conv1x1NchwcParams& p = *j.p;
+  // The groups of a chunk of positions are neighbours: they read the same input.
+  const int64_t g = unit % j.groups, chunk = unit / j.groups % j.chunks, row = unit / (j.groups * j.chunks) % j.rows,
+                n = unit / (j.groups * j.chunks * j.rows);
+  const int64_t MB = p.M / kB, CB = p.C / kB, per = j.max_f > 0 ? j.max_f : 1;
+  const int64_t b0 = g * per, F = MB - b0 < per ? MB - b0 : per;
+  const int64_t c0 = chunk * j.chunk, c1 = c0 + j.chunk < j.row_len ? c0 + j.chunk : j.row_len;
+  const bool plane = p.stride_h == 1 && p.stride_w == 1;  // then a row is the whole plane
+  Tile t{};
+  t.K = p.C;
+  t.x_block = p.H * p.W * kB;
+  t.x_step = p.stride_w * kB;
+  t.w = j.w + b0 * p.C * kB;
+  t.w_block = p.C * kB;
+  t.bias = j.bias ? j.bias + b0 * kB : nullptr;
+  t.y_block = p.OH * p.OW * kB;
+  t.act = j.act;
+  const float* x_row = j.x + n * CB * t.x_block + (plane ? 0 : row * p.stride_h * p.W * kB);
+  const int64_t y_off = (n * MB + b0) * t.y_block + (plane ? 0 : row * p.OW * kB);
+  const Kernels& ks = kernels();
+  for (int64_t q = c0; q < c1; q += kMaxP) {
+    const int64_t P = c1 - q < kMaxP ? c1 - q : kMaxP;
+    t.x = x_row + q * t.x_step;
+    t.y = j.y + y_off + q * kB;
+    t.z = j.z ? j.z + y_off + q * kB : nullptr;
+    if (ks.max_f > 0)
+      ks.fns[F - 1][P - 1](t);
+    else
+      portable_tile(t, static_cast<int>(F), static_cast<int>(P));
+  }
+}
+
+#if KILN_X86_KERNELS
+// 8 x 8 blocks through transpose8: rows of src (ld_src apart) become columns of dst.
+KILN_AVX2_FMA void transpose8x8(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+  __m256 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_src);
+  transpose8(r);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * ld_dst, r[i]);
+}
+#endif
+
+// One block of 16 channels of one image: plane-major [16][HW] to position-major [HW][16]
+// (to_blocked) or back.
+void reorder_block(const float* src, float* dst, int64_t HW, bool to_blocked) {
+  int64_t q = 0;
+#if KILN_X86_KERNELS
+  if (cpu_has_avx2_fma()) {
+    for (; q + 8 <= HW; q += 8)
+      for (int64_t h = 0; h < kB; h += 8) {
+        if (to_blocked)
+          transpose8x8(src + h * HW + q, HW, dst + q * kB + h, kB);
+        else
+          transpose8x8(src + q * kB + h, kB, dst + h * HW + q, HW);
+      }
+  }
+#endif
+  for (; q < HW; ++q)
+    for (int64_t c = 0; c < kB; ++c) {
+      if (to_blocked)
+        dst[q * kB + c] = src[c * HW + q];
+      else
+        dst[c * HW + q] = src[q * kB + c];
+    }
+}
+
+struct ReorderJob {
+  int64_t HW;
+  const float* x;
+  float* y;
+  bool to_blocked;
+};
+
+void reorder(int64_t N, int64_t C, int64_t HW, const float* x, float* y, bool to_blocked, ThreadPool* pool) {
+  const ReorderJob job{HW, x, y, to_blocked};
+  // Either way, block b of the whole tensor is the same 16 * HW floats (planes 16b.. or [b][HW][16]).
+  parallel_for(pool, N * (C / kB), [j = &job](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) reorder_block(j->x + b * kB * j->HW, j->y + b * kB * j->HW, j->HW, j->to_blocked);
+  });
+}
+
+}  // namespace
+
+void nchw_to_nchwc_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* y, ThreadPool* pool) noexcept {
+  reorder(N, C, HW, x, y, true, pool);
+}
+
+void nchwc_to_nchw_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* y, ThreadPool* pool) noexcept {
+  reorder(N, C, HW, x, y, false, pool);
+}
+
+bool conv1x1_nchwc_applicable(const Conv1x1NchwcParams& p) noexcept {
+  return p.N >= 1 && p.C > 0 && p.M > 0 && p.C % kB == 0 && p.M % kB == 0 && p.H > 0 && p.W > 0 &&
+         p.stride_h >= 1 && p.stride_w >= 1 && p.OH == (p.H - 1) / p.stride_h + 1 &&
+         p.OW == (p.W - 1) / p.stride_w + 1;
+}
+
+size_t conv1x1_nchwc_packed_floats(const Conv1x1NchwcParams& p) noexcept { return static_cast<size_t>(p.M * p.C); }
+
+void conv1x1_nchwc_pack_weights(const Conv1x1NchwcParams& p, const float* w, float* packed) noexcept {
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t c = 0; c < p.C; ++c) packed[(m / kB) * p.C * kB + c * kB + m % kB] = w[m * p.C + c];
+}
+
+void conv1x1_nchwc_f32(const Conv1x1NchwcParams& p, const float* x, const float* packed_w, const float* bias,
+                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool) noexcept {
+  const int max_f = kernels().max_f;
+  const int64_t per = max_f > 0 ? max_f : 1;
+  const bool plane = p.stride_h == 1 && p.stride_w == 1;
+  const int64_t row_len = plane ? p.OH * p.OW : p.OW, rows = plane ? 1 : p.OH;
+  const int64_t chunk = chunk_positions(p);
+  Conv1x1Job job{&p, x, packed_w, bias, z, act, y, (p.M / kB + per - 1) / per, rows, row_len, chunk,
+                 (row_len + chunk - 1) / chunk, max_f};
+  parallel_for_balanced(pool, p.N * job.groups * rows * job.chunks, [j = &job](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) run_unit(*j, u);
+  });
+}
+
+}  // namespace kiln::rt

@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "kiln/rt/conv_nchwc.h"
+#include "kiln/rt/thread_pool.h"
+#include "test_util.h"
+
+using namespace kiln::rt;
+
+namespace {
+
+// [N, C, HW] -> [N, C / 16, HW, 16], written out index by index.
+std::vector<float> blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW) {
+  std::vector<float> y(x.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t q = 0; q < HW; ++q) y[((n * (C / 16) + c / 16) * HW + q) * 16 + c % 16] = x[(n * C + c) * HW + q];
+  return y;
+}
+
+// act(sum_c w[m][c] x[n][c][oh * sh][ow * sw] + b[m] + z[n][m][oh][ow]) in doubles, NCHW.
+std::vector<float> conv1x1_reference(const Conv1x1NchwcParams& p, const std::vector<float>& x,
+                                     const std::vector<float>& w, const float* b, const float* z,
+                                     const StoreActivation& act) {
+  std::vector<float> y(static_cast<size_t>(p.N * p.M * p.OH * p.OW));
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          double s = b ? b[m] : 0.0;
+          for (int64_t c = 0; c < p.C; ++c)
+            s += double(w[m * p.C + c]) * x[((n * p.C + c) * p.H + oh * p.stride_h) * p.W + ow * p.stride_w];
+          const int64_t o = ((n * p.M + m) * p.OH + oh) * p.OW + ow;
+          if (z) s += z[o];
+          if (act.kind == StoreActivation::kRelu) s = s > 0 ? s : 0;
+          if (act.kind == StoreActivation::kClamp) s = s < act.lo ? act.lo : (s > act.hi ? act.hi : s);
+          y[o] = static_cast<float>(s);
+        }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("nchw_to_nchwc_f32 blocks 16 channels per position and nchwc_to_nchw_f32 undoes it") {
+  ThreadPool pool(2);
+  // Planes of 7 x 7 (a partial group of 8 positions), 8 x 8 and 1 x 3.
+  for (const int64_t HW : {49, 64, 3})
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      const int64_t N = 2, C = 48;
+      const auto x = kiln_test::random_floats(static_cast<size_t>(N * C * HW), 3);
+      std::vector<float> y(x.size(), -7.f), back(x.size(), -9.f);
+      nchw_to_nchwc_f32(N, C, HW, x.data(), y.data(), tp);
+      CHECK(y == blocked(x, N, C, HW));
+      nchwc_to_nchw_f32(N, C, HW, y.data(), back.data(), tp);
+      CHECK(back == x);
+    }
+}
+
+TEST_CASE("conv1x1_nchwc_f32 matches the reference: strides, tails of positions and blocks, epilogues") {
+  ThreadPool pool(2), three(3);
+  struct Case {
+    int64_t N, C, H, W, M, sh, sw;
+  };
+  // M = 16 .. 80: groups of 4 output blocks and the 1-, 2- and 3-block tails; planes whose
+  // positions leave 1 to 5 past the last full tile of 6; strides 2 and (2, 1) with odd sizes.
+  const Case cases[] = {{1, 16, 7, 7, 16, 1, 1},  {2, 32, 5, 9, 80, 1, 1},  {1, 48, 14, 14, 48, 1, 1},
+                        {1, 64, 13, 11, 32, 2, 2}, {2, 16, 9, 7, 64, 2, 1}, {1, 128, 3, 4, 96, 1, 1}};
+  for (const Case& c : cases)
+    for (int variant = 0; variant < 4; ++variant) {
+      Conv1x1NchwcParams p{c.N, c.C, c.H, c.W, c.M, (c.H - 1) / c.sh + 1, (c.W - 1) / c.sw + 1, c.sh, c.sw};
+      REQUIRE(conv1x1_nchwc_applicable(p));
+      const int64_t in = p.N * p.C * p.H * p.W, out = p.N * p.M * p.OH * p.OW;
+      const auto x = kiln_test::random_floats(static_cast<size_t>(in), 11);
+      const auto w = kiln_test::random_floats(static_cast<size_t>(p.M * p.C), 12, -0.3f, 0.3f);
+      const auto b = kiln_test::random_floats(static_cast<size_t>(p.M), 13);
+      const auto z = kiln_test::random_floats(static_cast<size_t>(out), 14);
+      const bool with_bias = variant != 1, with_z = variant >= 2;
+      const StoreActivation act = variant == 0   ? StoreActivation{}
+                                  : variant == 3 ? StoreActivation{StoreActivation::kClamp, -0.5f, 0.75f}
+                                                 : StoreActivation{StoreActivation::kRelu};
+      std::vector<float> packed(conv1x1_nchwc_packed_floats(p));
+      conv1x1_nchwc_pack_weights(p, w.data(), packed.data());
+      const auto want = blocked(conv1x1_reference(p, x, w, with_bias ? b.data() : nullptr,
+                                                  with_z ? z.data() : nullptr, act),
+                                p.N, p.M, p.OH * p.OW);
+      const auto xb = blocked(x, p.N, p.C, p.H * p.W), zb = blocked(z, p.N, p.M, p.OH * p.OW);
+      std::vector<float> serial;
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &three}) {
+        std::vector<float> y(static_cast<size_t>(out), -3.f);
+        conv1x1_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr, with_z ? zb.data() : nullptr,
+                          act, y.data(), tp);
+        INFO("C " << c.C << " M " << c.M << " " << c.H << "x" << c.W << " stride " << c.sh << "," << c.sw
+                  << " variant " << variant << " threads " << (tp ? tp->size() : 1));
+        CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
+        if (serial.empty())
+          serial = y;
+        else
+          CHECK(y == serial);  // each value summed the same way on any thread count
+      }
+    }
+}
+
+TEST_CASE("conv1x1_nchwc_applicable wants blocks of 16 channels and the output size of the strides") {
+  CHECK(conv1x1_nchwc_applicable({1, 32, 8, 8, 64, 8, 8, 1, 1}));
+  CHECK(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 4, 4, 2, 2}));
+  CHECK_FALSE(conv1x1_nchwc_applicable({1, 24, 8, 8, 64, 8, 8, 1, 1}));
+  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 8, 8, 40, 8, 8, 1, 1}));
+  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 2, 2}));
+  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 7, 7, 0, 1}));
+}
