@@ -135,16 +135,24 @@ void fill_avx512f(Kernels& k) {
 }
 #endif
 
-Kernels choose_kernels() {
+NchwcIsa best_isa() {
+#if KILN_X86_KERNELS
+  if (cpu_has_avx512f()) return NchwcIsa::avx512;
+  if (cpu_has_avx2_fma()) return NchwcIsa::avx2;
+#endif
+  return NchwcIsa::portable;
+}
+
+Kernels kernels_for(NchwcIsa isa) {
   Kernels k;
 #if KILN_X86_KERNELS
-  if (cpu_has_avx512f()) {
+  if (isa == NchwcIsa::avx512) {
     fill_avx512f<1>(k);
     fill_avx512f<2>(k);
     fill_avx512f<3>(k);
     fill_avx512f<4>(k);
     k.max_f = 4;
-  } else if (cpu_has_avx2_fma()) {
+  } else if (isa == NchwcIsa::avx2) {
     k.fns[0][0] = tile_avx2_fma<1, 1>;
     k.fns[0][1] = tile_avx2_fma<1, 2>;
     k.fns[0][2] = tile_avx2_fma<1, 3>;
@@ -153,13 +161,18 @@ Kernels choose_kernels() {
     k.fns[0][5] = tile_avx2_fma<1, 6>;
     k.max_f = 1;
   }
+#else
+  (void)isa;
 #endif
   return k;
 }
 
-const Kernels& kernels() {
-  static const Kernels k = choose_kernels();
-  return k;
+const Kernels& kernels(NchwcIsa isa) {
+  static const Kernels portable = kernels_for(NchwcIsa::portable), avx2 = kernels_for(NchwcIsa::avx2),
+                       avx512 = kernels_for(NchwcIsa::avx512);
+  static const NchwcIsa best = best_isa();
+  if (isa == NchwcIsa::automatic) isa = best;
+  return isa == NchwcIsa::avx512 ? avx512 : isa == NchwcIsa::avx2 ? avx2 : portable;
 }
 
 // Positions a unit of work takes along a row (stride 1: along the whole plane, which is then
@@ -180,7 +193,7 @@ struct Conv1x1Job {
   StoreActivation act;
   float* y;
   int64_t groups, rows, row_len, chunk, chunks;  // per image: rows x chunks of a row x output-block groups
-  int max_f;
+  const Kernels* ks;
 };
 
 void run_unit(const Conv1x1Job& j, int64_t unit) {
@@ -188,7 +201,8 @@ void run_unit(const Conv1x1Job& j, int64_t unit) {
   // The groups of a chunk of positions are neighbours: they read the same input.
   const int64_t g = unit % j.groups, chunk = unit / j.groups % j.chunks, row = unit / (j.groups * j.chunks) % j.rows,
                 n = unit / (j.groups * j.chunks * j.rows);
-  const int64_t MB = p.M / kB, CB = p.C / kB, per = j.max_f > 0 ? j.max_f : 1;
+  const Kernels& ks = *j.ks;
+  const int64_t MB = p.M / kB, CB = p.C / kB, per = ks.max_f > 0 ? ks.max_f : 1;
   const int64_t b0 = g * per, F = MB - b0 < per ? MB - b0 : per;
   const int64_t c0 = chunk * j.chunk, c1 = c0 + j.chunk < j.row_len ? c0 + j.chunk : j.row_len;
   const bool plane = p.stride_h == 1 && p.stride_w == 1;  // then a row is the whole plane
@@ -203,7 +217,6 @@ void run_unit(const Conv1x1Job& j, int64_t unit) {
   t.act = j.act;
   const float* x_row = j.x + n * CB * t.x_block + (plane ? 0 : row * p.stride_h * p.W * kB);
   const int64_t y_off = (n * MB + b0) * t.y_block + (plane ? 0 : row * p.OW * kB);
-  const Kernels& ks = kernels();
   for (int64_t q = c0; q < c1; q += kMaxP) {
     const int64_t P = c1 - q < kMaxP ? c1 - q : kMaxP;
     t.x = x_row + q * t.x_step;
@@ -288,15 +301,25 @@ void conv1x1_nchwc_pack_weights(const Conv1x1NchwcParams& p, const float* w, flo
     for (int64_t c = 0; c < p.C; ++c) packed[(m / kB) * p.C * kB + c * kB + m % kB] = w[m * p.C + c];
 }
 
+bool conv1x1_nchwc_isa_supported(NchwcIsa isa) noexcept {
+  switch (isa) {
+    case NchwcIsa::automatic:
+    case NchwcIsa::portable: return true;
+    case NchwcIsa::avx2: return KILN_X86_KERNELS && cpu_has_avx2_fma();
+    case NchwcIsa::avx512: return KILN_X86_KERNELS && cpu_has_avx512f();
+  }
+  return false;
+}
+
 void conv1x1_nchwc_f32(const Conv1x1NchwcParams& p, const float* x, const float* packed_w, const float* bias,
-                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool) noexcept {
-  const int max_f = kernels().max_f;
-  const int64_t per = max_f > 0 ? max_f : 1;
+                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa) noexcept {
+  const Kernels& ks = kernels(conv1x1_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
+  const int64_t per = ks.max_f > 0 ? ks.max_f : 1;
   const bool plane = p.stride_h == 1 && p.stride_w == 1;
   const int64_t row_len = plane ? p.OH * p.OW : p.OW, rows = plane ? 1 : p.OH;
   const int64_t chunk = chunk_positions(p);
   Conv1x1Job job{&p, x, packed_w, bias, z, act, y, (p.M / kB + per - 1) / per, rows, row_len, chunk,
-                 (row_len + chunk - 1) / chunk, max_f};
+                 (row_len + chunk - 1) / chunk, &ks};
   parallel_for_balanced(pool, p.N * job.groups * rows * job.chunks, [j = &job](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) run_unit(*j, u);
   });

@@ -85,18 +85,22 @@ TEST_CASE("conv1x1_nchwc_f32 matches the reference: strides, tails of positions 
                                                   with_z ? z.data() : nullptr, act),
                                 p.N, p.M, p.OH * p.OW);
       const auto xb = blocked(x, p.N, p.C, p.H * p.W), zb = blocked(z, p.N, p.M, p.OH * p.OW);
-      std::vector<float> serial;
-      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &three}) {
-        std::vector<float> y(static_cast<size_t>(out), -3.f);
-        conv1x1_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr, with_z ? zb.data() : nullptr,
-                          act, y.data(), tp);
-        INFO("C " << c.C << " M " << c.M << " " << c.H << "x" << c.W << " stride " << c.sh << "," << c.sw
-                  << " variant " << variant << " threads " << (tp ? tp->size() : 1));
-        CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
-        if (serial.empty())
-          serial = y;
-        else
-          CHECK(y == serial);  // each value summed the same way on any thread count
+      for (const NchwcIsa isa : {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512}) {
+        if (!conv1x1_nchwc_isa_supported(isa)) continue;
+        std::vector<float> serial;
+        for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &three}) {
+          std::vector<float> y(static_cast<size_t>(out), -3.f);
+          conv1x1_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr,
+                            with_z ? zb.data() : nullptr, act, y.data(), tp, isa);
+          INFO("C " << c.C << " M " << c.M << " " << c.H << "x" << c.W << " stride " << c.sh << "," << c.sw
+                    << " variant " << variant << " isa " << static_cast<int>(isa) << " threads "
+                    << (tp ? tp->size() : 1));
+          CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
+          if (serial.empty())
+            serial = y;
+          else
+            CHECK(y == serial);  // each value summed the same way on any thread count
+        }
       }
     }
 }

@@ -36,10 +36,16 @@ bool conv1x1_nchwc_applicable(const Conv1x1NchwcParams& p) noexcept;
 size_t conv1x1_nchwc_packed_floats(const Conv1x1NchwcParams& p) noexcept;
 void conv1x1_nchwc_pack_weights(const Conv1x1NchwcParams& p, const float* w, float* packed) noexcept;
 
+// Which kernel conv1x1_nchwc_f32 runs: automatic (the best this CPU has), or one named (for
+// tests; it must be supported here).
+enum class NchwcIsa { automatic, portable, avx2, avx512 };
+bool conv1x1_nchwc_isa_supported(NchwcIsa isa) noexcept;
+
 // y = act(conv(x, w) + bias + z): bias [M] or nullptr, z (the residual, y's shape and layout)
 // or nullptr. Each output value is summed over the input channels in order, whatever the
 // thread count.
 void conv1x1_nchwc_f32(const Conv1x1NchwcParams& p, const float* x, const float* packed_w, const float* bias,
-                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool) noexcept;
+                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool,
+                       NchwcIsa isa = NchwcIsa::automatic) noexcept;
 
 }  // namespace kiln::rt
