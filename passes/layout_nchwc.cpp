@@ -1,13 +1,13 @@
-// Pass: 1x1 convolutions in the channel-blocked layout NCHW16c (ir/ops/blocked.cpp). Each f32
-// Conv or kiln.FusedConv that the runtime's NCHW16c kernel runs (ir::nchwc_conv1x1_params: a 1x1
-// without padding, 16-channel blocks in and out, an activation applied in registers) with
-// constant weights (and bias) becomes a kiln.ConvNchwc reading its input (and residual) blocked
-// and writing its result blocked. A value that several converted convolutions read, or one
+// Pass: convolutions in the channel-blocked layout NCHW16c (ir/ops/blocked.cpp). Each f32 Conv
+// or kiln.FusedConv that the runtime's NCHW16c kernel runs (ir::nchwc_conv_params: group 1, no
+// dilation, 16-channel blocks in and out, an activation applied in registers), with constant
+// weights (and bias), that is a 1x1 or has a stride (a 3x3 of stride 1 stays NCHW for Winograd),
+// becomes a kiln.ConvNchwc reading its input (and residual) blocked and writing its result blocked. A value that several converted convolutions read, or one
 // produces and another reads, is blocked once: a kiln.ToNchwc right after its producer, or the
 // producing kiln.ConvNchwc's own result. Every other reader keeps reading the NCHW value, now
 // made by a kiln.FromNchwc of the blocked one (eliminate_dead_code removes those nobody reads).
 // In ResNet-50 the block inputs and residuals stay blocked from one bottleneck to the next; the
-// 3x3 convolutions between stay NCHW (a reorder before and after each).
+// stride-1 3x3 convolutions between stay NCHW (a reorder before and after each).
 //
 // Why: in NCHW a 1x1 convolution is a GEMM whose input is packed on every run and whose tiles
 // write rows H * W apart; blocked, the kernel reads the input and writes the output and residual
@@ -32,7 +32,9 @@ bool converts(const ir::Node& n) {
   const ir::Value *x = n.input(0), *w = n.input(1), *b = n.input(2);
   if (!x->has_type() || x->dtype() != ir::DType::F32 || !x->shape().is_static() || !w->shape().is_static()) return false;
   if (!w->is_constant() || w->dtype() != ir::DType::F32 || (b && !b->is_constant())) return false;
-  return ir::nchwc_conv1x1_params(n, x->shape().values(), w->shape().values()).has_value();
+  const std::optional<rt::ConvNchwcParams> p = ir::nchwc_conv_params(n, x->shape().values(), w->shape().values());
+  // A larger kernel only with a stride: a 3x3 of stride 1 runs faster as Winograd (NCHW).
+  return p && ((p->KH == 1 && p->KW == 1) || p->stride_h > 1 || p->stride_w > 1);
 }
 
 struct Blocked {

@@ -111,18 +111,18 @@ Cost conv_nchwc_cost(const Node& node) {
 
 }  // namespace
 
-std::optional<rt::Conv1x1NchwcParams> nchwc_conv1x1_params(const Node& node, const std::vector<int64_t>& x,
-                                                           const std::vector<int64_t>& w) {
-  if (x.size() != 4 || w.size() != 4 || w[1] != x[1] || w[2] != 1 || w[3] != 1) return std::nullopt;
+std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std::vector<int64_t>& x,
+                                                     const std::vector<int64_t>& w) {
+  if (x.size() != 4 || w.size() != 4 || w[1] != x[1]) return std::nullopt;
   if (node.i("group") != 1) return std::nullopt;
   if (node.op() != "Conv" && !store_activation(fused_activation(node))) return std::nullopt;
-  const ResolvedWindow win = resolve_window(node, {x[2], x[3]}, {1, 1});
-  const std::vector<int64_t> ones{1, 1}, zeros{0, 0};
-  if (win.dilations != ones || win.pads_begin != zeros || win.pads_end != zeros) return std::nullopt;
-  const int64_t sh = win.strides[0], sw = win.strides[1];
-  if (sh < 1 || sw < 1) return std::nullopt;
-  const rt::Conv1x1NchwcParams p{x[0], x[1], x[2], x[3], w[0], (x[2] - 1) / sh + 1, (x[3] - 1) / sw + 1, sh, sw};
-  if (!rt::conv1x1_nchwc_applicable(p)) return std::nullopt;
+  const ResolvedWindow win = resolve_window(node, {x[2], x[3]}, {w[2], w[3]});
+  const std::vector<int64_t> ones{1, 1};
+  if (win.dilations != ones) return std::nullopt;
+  const rt::ConvNchwcParams p{x[0],           x[1],           x[2],          x[3],          w[0],
+                              w[2],           w[3],           win.out_dims[0], win.out_dims[1], win.strides[0],
+                              win.strides[1], win.pads_begin[0], win.pads_begin[1]};
+  if (!rt::conv_nchwc_applicable(p)) return std::nullopt;
   return p;
 }
 

@@ -12,10 +12,10 @@
 namespace kiln::ir {
 
 // The runtime kernel's parameters when `node` (Conv, kiln.FusedConv or kiln.ConvNchwc) over NCHW
-// input dims x and weight dims w is a convolution the NCHW16c 1x1 kernel runs: group 1, a 1x1
-// kernel without padding or dilation, C and M multiples of 16 and (fused ops) an activation the
-// kernel applies in registers (none, Relu, Clip); nullopt otherwise.
-std::optional<rt::Conv1x1NchwcParams> nchwc_conv1x1_params(const Node& node, const std::vector<int64_t>& x,
-                                                           const std::vector<int64_t>& w);
+// input dims x and weight dims w is a convolution the NCHW16c kernel runs: group 1, no
+// dilation, C and M multiples of 16 and (fused ops) an activation the kernel applies in
+// registers (none, Relu, Clip); nullopt otherwise.
+std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std::vector<int64_t>& x,
+                                                     const std::vector<int64_t>& w);
 
 }  // namespace kiln::ir

@@ -19,32 +19,49 @@ namespace {
 
 constexpr int64_t kB = kNchwcBlock;
 
-// One register tile: P positions of F output blocks.
+// One register tile: P output positions along a row (stride_w apart in the input) of F
+// output blocks. The input is read around the tile's row: for each kernel tap (kh, kw), row
+// ih0 + kh and columns iw0 + kw + p * sw, skipping taps and positions outside the image (the
+// zero padding). A stride-1 1x1 runs its whole plane as one row (H = 1, W = H * W).
 struct Tile {
-  int64_t K;            // input channels (a multiple of 16)
-  const float* x;       // input block 0 at the tile's first position
-  int64_t x_block;      // floats from one input block to the next (H * W * 16)
-  int64_t x_step;       // floats from one of the tile's positions to the next (stride_w * 16)
-  const float* w;       // packed weights of the tile's first output block
-  int64_t w_block;      // floats from one output block's weights to the next (K * 16)
-  const float* bias;    // the first output block's 16 biases, or nullptr
-  const float* z;       // the residual at the tile's first output value, or nullptr
-  float* y;             // the tile's first output value
-  int64_t y_block;      // floats from one output block to the next (OH * OW * 16)
+  int64_t K;        // input channels (a multiple of 16)
+  const float* x;   // the image's input block 0
+  int64_t x_block;  // floats from one input block to the next (H * W * 16)
+  int64_t H, W, KH, KW, sw;
+  int64_t ih0, iw0;  // input row and column of the tile's first position, tap (0, 0)
+  const float* w;    // packed weights of the tile's first output block
+  int64_t w_block;   // floats from one output block's weights to the next (KH * KW * K * 16)
+  const float* bias; // the first output block's 16 biases, or nullptr
+  const float* z;    // the residual at the tile's first output value, or nullptr
+  float* y;          // the tile's first output value
+  int64_t y_block;   // floats from one output block to the next (OH * OW * 16)
   StoreActivation act;
 };
 
 using TileFn = void (*)(const Tile& t);
 
+// Positions [lo, hi) of a tile's P whose column iw + p * sw is inside [0, W).
+inline void valid_positions(int64_t iw, int64_t sw, int64_t W, int P, int& lo, int& hi) {
+  lo = 0;
+  hi = P;
+  while (lo < P && iw + lo * sw < 0) ++lo;
+  while (hi > lo && iw + (hi - 1) * sw >= W) --hi;
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 typedef float vec16 __attribute__((vector_size(kB * sizeof(float))));
 
-template <int F, int P>
-__attribute__((always_inline)) inline void vector_tile(const Tile& t) {
-  vec16 acc[P][F] = {};
+// One tap's products for positions [lo, hi) (kAll: all P), the input row at `row`, position p's
+// 16 channels of block 0 at row + (iw + p * sw) * 16.
+template <int F, int P, bool kAll>
+__attribute__((always_inline)) inline void tap(const Tile& t, const float* __restrict row, int64_t iw,
+                                               const float* __restrict w, int lo, int hi, vec16 (&acc)[P][F]) {
+  int64_t off[P];
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * kB;
   for (int64_t kb = 0; kb < t.K; kb += kB) {
-    const float* __restrict xb = t.x + kb / kB * t.x_block;
-    const float* __restrict wb = t.w + kb * kB;
+    const float* __restrict xb = row + kb / kB * t.x_block;
+    const float* __restrict wb = w + kb * kB;
 #pragma GCC unroll 16
     for (int k = 0; k < kB; ++k) {
       vec16 wv[F];
@@ -52,10 +69,30 @@ __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
       for (int f = 0; f < F; ++f) std::memcpy(&wv[f], wb + f * t.w_block + k * kB, sizeof(vec16));
 #pragma GCC unroll 6
       for (int p = 0; p < P; ++p) {
-        const float xv = xb[p * t.x_step + k];
+        if (!kAll && (p < lo || p >= hi)) continue;
+        const float xv = xb[off[p] + k];
 #pragma GCC unroll 4
         for (int f = 0; f < F; ++f) acc[p][f] += xv * wv[f];
       }
+    }
+  }
+}
+
+template <int F, int P>
+__attribute__((always_inline)) inline void vector_tile(const Tile& t) {
+  vec16 acc[P][F] = {};
+  for (int64_t kh = 0; kh < t.KH; ++kh) {
+    const int64_t ih = t.ih0 + kh;
+    if (ih < 0 || ih >= t.H) continue;
+    const float* row = t.x + ih * t.W * kB;
+    for (int64_t kw = 0; kw < t.KW; ++kw) {
+      int lo, hi;
+      valid_positions(t.iw0 + kw, t.sw, t.W, P, lo, hi);
+      const float* w = t.w + (kh * t.KW + kw) * t.K * kB;
+      if (lo == 0 && hi == P)
+        tap<F, P, true>(t, row, t.iw0 + kw, w, lo, hi, acc);
+      else if (lo < hi)
+        tap<F, P, false>(t, row, t.iw0 + kw, w, lo, hi, acc);
     }
   }
   const vec16 zero = {}, lo = zero + t.act.lo, hi = zero + t.act.hi;
@@ -84,16 +121,22 @@ __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
 }
 #endif
 
-// Plain loops, for compilers and CPUs without the above: one position of one block at a time.
+// Plain loops, for compilers and CPUs without the above: one position of one block at a time,
+// the taps and channels in the same order.
 void portable_tile(const Tile& t, int F, int P) {
   for (int f = 0; f < F; ++f)
     for (int p = 0; p < P; ++p) {
       float acc[kB] = {};
-      for (int64_t c = 0; c < t.K; ++c) {
-        const float xv = t.x[c / kB * t.x_block + p * t.x_step + c % kB];
-        const float* wr = t.w + f * t.w_block + c * kB;
-        for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
-      }
+      for (int64_t kh = 0; kh < t.KH; ++kh)
+        for (int64_t kw = 0; kw < t.KW; ++kw) {
+          const int64_t ih = t.ih0 + kh, iw = t.iw0 + kw + p * t.sw;
+          if (ih < 0 || ih >= t.H || iw < 0 || iw >= t.W) continue;
+          for (int64_t c = 0; c < t.K; ++c) {
+            const float xv = t.x[c / kB * t.x_block + (ih * t.W + iw) * kB + c % kB];
+            const float* wr = t.w + f * t.w_block + ((kh * t.KW + kw) * t.K + c) * kB;
+            for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
+          }
+        }
       for (int64_t j = 0; j < kB; ++j) {
         float v = acc[j];
         if (t.bias) v += t.bias[f * kB + j];
@@ -179,13 +222,13 @@ const Kernels& kernels(NchwcIsa isa) {
 // one row of OH * OW positions): whole tiles whose input, all its blocks, is about 128 KiB (so
 // that it stays in L2 while the unit's neighbours, the other output blocks of the same positions,
 // read it again), from 2 to 128 tiles.
-int64_t chunk_positions(const Conv1x1NchwcParams& p) {
-  const int64_t tiles = (128 << 10) / (p.C * static_cast<int64_t>(sizeof(float)) * kMaxP);
+int64_t chunk_positions(const ConvNchwcParams& p) {
+  const int64_t tiles = (128 << 10) / (p.KH * p.C * static_cast<int64_t>(sizeof(float)) * kMaxP);
   return (tiles < 2 ? 2 : tiles > 128 ? 128 : tiles) * kMaxP;
 }
 
-struct Conv1x1Job {
-  const Conv1x1NchwcParams* p;
+struct ConvJob {
+  const ConvNchwcParams* p;
   const float* x;
   const float* w;
   const float* bias;
@@ -193,11 +236,12 @@ struct Conv1x1Job {
   StoreActivation act;
   float* y;
   int64_t groups, rows, row_len, chunk, chunks;  // per image: rows x chunks of a row x output-block groups
+  bool plane;  // a stride-1 1x1 without padding: the whole plane is one row
   const Kernels* ks;
 };
 
-void run_unit(const Conv1x1Job& j, int64_t unit) {
-  const Conv1x1NchwcParams& p = *j.p;
+void run_unit(const ConvJob& j, int64_t unit) {
+  const ConvNchwcParams& p = *j.p;
   // The groups of a chunk of positions are neighbours: they read the same input.
   const int64_t g = unit % j.groups, chunk = unit / j.groups % j.chunks, row = unit / (j.groups * j.chunks) % j.rows,
                 n = unit / (j.groups * j.chunks * j.rows);
@@ -205,21 +249,25 @@ void run_unit(const Conv1x1Job& j, int64_t unit) {
   const int64_t MB = p.M / kB, CB = p.C / kB, per = ks.max_f > 0 ? ks.max_f : 1;
   const int64_t b0 = g * per, F = MB - b0 < per ? MB - b0 : per;
   const int64_t c0 = chunk * j.chunk, c1 = c0 + j.chunk < j.row_len ? c0 + j.chunk : j.row_len;
-  const bool plane = p.stride_h == 1 && p.stride_w == 1;  // then a row is the whole plane
   Tile t{};
   t.K = p.C;
   t.x_block = p.H * p.W * kB;
-  t.x_step = p.stride_w * kB;
-  t.w = j.w + b0 * p.C * kB;
-  t.w_block = p.C * kB;
+  t.x = j.x + n * CB * t.x_block;
+  t.H = j.plane ? 1 : p.H;
+  t.W = j.plane ? p.H * p.W : p.W;
+  t.KH = p.KH;
+  t.KW = p.KW;
+  t.sw = p.stride_w;
+  t.ih0 = j.plane ? 0 : row * p.stride_h - p.pad_top;
+  t.w = j.w + b0 * p.KH * p.KW * p.C * kB;
+  t.w_block = p.KH * p.KW * p.C * kB;
   t.bias = j.bias ? j.bias + b0 * kB : nullptr;
   t.y_block = p.OH * p.OW * kB;
   t.act = j.act;
-  const float* x_row = j.x + n * CB * t.x_block + (plane ? 0 : row * p.stride_h * p.W * kB);
-  const int64_t y_off = (n * MB + b0) * t.y_block + (plane ? 0 : row * p.OW * kB);
+  const int64_t y_off = (n * MB + b0) * t.y_block + (j.plane ? 0 : row * p.OW * kB);
   for (int64_t q = c0; q < c1; q += kMaxP) {
     const int64_t P = c1 - q < kMaxP ? c1 - q : kMaxP;
-    t.x = x_row + q * t.x_step;
+    t.iw0 = q * p.stride_w - p.pad_left;
     t.y = j.y + y_off + q * kB;
     t.z = j.z ? j.z + y_off + q * kB : nullptr;
     if (ks.max_f > 0)
@@ -288,20 +336,26 @@ void nchwc_to_nchw_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* 
   reorder(N, C, HW, x, y, false, pool);
 }
 
-bool conv1x1_nchwc_applicable(const Conv1x1NchwcParams& p) noexcept {
-  return p.N >= 1 && p.C > 0 && p.M > 0 && p.C % kB == 0 && p.M % kB == 0 && p.H > 0 && p.W > 0 &&
-         p.stride_h >= 1 && p.stride_w >= 1 && p.OH == (p.H - 1) / p.stride_h + 1 &&
-         p.OW == (p.W - 1) / p.stride_w + 1;
+bool conv_nchwc_applicable(const ConvNchwcParams& p) noexcept {
+  return p.N >= 1 && p.C > 0 && p.M > 0 && p.C % kB == 0 && p.M % kB == 0 && p.H > 0 && p.W > 0 && p.KH >= 1 &&
+         p.KW >= 1 && p.stride_h >= 1 && p.stride_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0 && p.OH >= 1 &&
+         p.OW >= 1;
 }
 
-size_t conv1x1_nchwc_packed_floats(const Conv1x1NchwcParams& p) noexcept { return static_cast<size_t>(p.M * p.C); }
+size_t conv_nchwc_packed_floats(const ConvNchwcParams& p) noexcept {
+  return static_cast<size_t>(p.M * p.C * p.KH * p.KW);
+}
 
-void conv1x1_nchwc_pack_weights(const Conv1x1NchwcParams& p, const float* w, float* packed) noexcept {
+void conv_nchwc_pack_weights(const ConvNchwcParams& p, const float* w, float* packed) noexcept {
   for (int64_t m = 0; m < p.M; ++m)
-    for (int64_t c = 0; c < p.C; ++c) packed[(m / kB) * p.C * kB + c * kB + m % kB] = w[m * p.C + c];
+    for (int64_t c = 0; c < p.C; ++c)
+      for (int64_t kh = 0; kh < p.KH; ++kh)
+        for (int64_t kw = 0; kw < p.KW; ++kw)
+          packed[(((m / kB) * p.KH + kh) * p.KW + kw) * p.C * kB + c * kB + m % kB] =
+              w[((m * p.C + c) * p.KH + kh) * p.KW + kw];
 }
 
-bool conv1x1_nchwc_isa_supported(NchwcIsa isa) noexcept {
+bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept {
   switch (isa) {
     case NchwcIsa::automatic:
     case NchwcIsa::portable: return true;
@@ -311,15 +365,16 @@ bool conv1x1_nchwc_isa_supported(NchwcIsa isa) noexcept {
   return false;
 }
 
-void conv1x1_nchwc_f32(const Conv1x1NchwcParams& p, const float* x, const float* packed_w, const float* bias,
-                       const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa) noexcept {
-  const Kernels& ks = kernels(conv1x1_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
+void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
+                    const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa) noexcept {
+  const Kernels& ks = kernels(conv_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
   const int64_t per = ks.max_f > 0 ? ks.max_f : 1;
-  const bool plane = p.stride_h == 1 && p.stride_w == 1;
+  const bool plane = p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+                     p.pad_left == 0 && p.OH == p.H && p.OW == p.W;
   const int64_t row_len = plane ? p.OH * p.OW : p.OW, rows = plane ? 1 : p.OH;
   const int64_t chunk = chunk_positions(p);
-  Conv1x1Job job{&p, x, packed_w, bias, z, act, y, (p.M / kB + per - 1) / per, rows, row_len, chunk,
-                 (row_len + chunk - 1) / chunk, &ks};
+  ConvJob job{&p, x, packed_w, bias, z, act, y, (p.M / kB + per - 1) / per, rows, row_len, chunk,
+              (row_len + chunk - 1) / chunk, plane, &ks};
   parallel_for_balanced(pool, p.N * job.groups * rows * job.chunks, [j = &job](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) run_unit(*j, u);
   });

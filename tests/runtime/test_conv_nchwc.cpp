@@ -19,10 +19,10 @@ std::vector<float> blocked(const std::vector<float>& x, int64_t N, int64_t C, in
   return y;
 }
 
-// act(sum_c w[m][c] x[n][c][oh * sh][ow * sw] + b[m] + z[n][m][oh][ow]) in doubles, NCHW.
-std::vector<float> conv1x1_reference(const Conv1x1NchwcParams& p, const std::vector<float>& x,
-                                     const std::vector<float>& w, const float* b, const float* z,
-                                     const StoreActivation& act) {
+// act(sum w[m][c][kh][kw] x[n][c][oh * sh - pt + kh][ow * sw - pl + kw] + b[m] + z[n][m][oh][ow])
+// in doubles, NCHW, zero outside the image.
+std::vector<float> conv_reference(const ConvNchwcParams& p, const std::vector<float>& x, const std::vector<float>& w,
+                                  const float* b, const float* z, const StoreActivation& act) {
   std::vector<float> y(static_cast<size_t>(p.N * p.M * p.OH * p.OW));
   for (int64_t n = 0; n < p.N; ++n)
     for (int64_t m = 0; m < p.M; ++m)
@@ -30,7 +30,12 @@ std::vector<float> conv1x1_reference(const Conv1x1NchwcParams& p, const std::vec
         for (int64_t ow = 0; ow < p.OW; ++ow) {
           double s = b ? b[m] : 0.0;
           for (int64_t c = 0; c < p.C; ++c)
-            s += double(w[m * p.C + c]) * x[((n * p.C + c) * p.H + oh * p.stride_h) * p.W + ow * p.stride_w];
+            for (int64_t kh = 0; kh < p.KH; ++kh)
+              for (int64_t kw = 0; kw < p.KW; ++kw) {
+                const int64_t ih = oh * p.stride_h - p.pad_top + kh, iw = ow * p.stride_w - p.pad_left + kw;
+                if (ih < 0 || ih >= p.H || iw < 0 || iw >= p.W) continue;
+                s += double(w[((m * p.C + c) * p.KH + kh) * p.KW + kw]) * x[((n * p.C + c) * p.H + ih) * p.W + iw];
+              }
           const int64_t o = ((n * p.M + m) * p.OH + oh) * p.OW + ow;
           if (z) s += z[o];
           if (act.kind == StoreActivation::kRelu) s = s > 0 ? s : 0;
@@ -57,42 +62,49 @@ TEST_CASE("nchw_to_nchwc_f32 blocks 16 channels per position and nchwc_to_nchw_f
     }
 }
 
-TEST_CASE("conv1x1_nchwc_f32 matches the reference: strides, tails of positions and blocks, epilogues") {
+TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding, tails, epilogues") {
   ThreadPool pool(2), three(3);
   struct Case {
-    int64_t N, C, H, W, M, sh, sw;
+    int64_t N, C, H, W, M, k, sh, sw, pad;
   };
-  // M = 16 .. 80: groups of 4 output blocks and the 1-, 2- and 3-block tails; planes whose
-  // positions leave 1 to 5 past the last full tile of 6; strides 2 and (2, 1) with odd sizes.
-  const Case cases[] = {{1, 16, 7, 7, 16, 1, 1},  {2, 32, 5, 9, 80, 1, 1},  {1, 48, 14, 14, 48, 1, 1},
-                        {1, 64, 13, 11, 32, 2, 2}, {2, 16, 9, 7, 64, 2, 1}, {1, 128, 3, 4, 96, 1, 1}};
+  // M = 16 .. 96: groups of 4 output blocks and the 1-, 2- and 3-block tails; planes whose
+  // positions leave 1 to 5 past the last full tile of 6; strides 2 and (2, 1) with odd sizes;
+  // 3x3s with pads 1 (ResNet's stride-2 3x3: tiles at the left edge skip a column of taps, the
+  // right edge and last rows too where the sizes are odd) and a 3x3 without padding.
+  const Case cases[] = {{1, 16, 7, 7, 16, 1, 1, 1, 0},   {2, 32, 5, 9, 80, 1, 1, 1, 0},
+                        {1, 48, 14, 14, 48, 1, 1, 1, 0}, {1, 64, 13, 11, 32, 1, 2, 2, 0},
+                        {2, 16, 9, 7, 64, 1, 2, 1, 0},   {1, 128, 3, 4, 96, 1, 1, 1, 0},
+                        {1, 32, 14, 14, 48, 3, 2, 2, 1}, {2, 16, 13, 9, 32, 3, 2, 2, 1},
+                        {1, 16, 8, 15, 16, 3, 1, 1, 1},  {1, 32, 9, 10, 16, 3, 1, 2, 0}};
   for (const Case& c : cases)
     for (int variant = 0; variant < 4; ++variant) {
-      Conv1x1NchwcParams p{c.N, c.C, c.H, c.W, c.M, (c.H - 1) / c.sh + 1, (c.W - 1) / c.sw + 1, c.sh, c.sw};
-      REQUIRE(conv1x1_nchwc_applicable(p));
+      const int64_t OH = (c.H + 2 * c.pad - c.k) / c.sh + 1, OW = (c.W + 2 * c.pad - c.k) / c.sw + 1;
+      ConvNchwcParams p{c.N, c.C, c.H, c.W, c.M, c.k, c.k, OH, OW, c.sh, c.sw, c.pad, c.pad};
+      REQUIRE(conv_nchwc_applicable(p));
       const int64_t in = p.N * p.C * p.H * p.W, out = p.N * p.M * p.OH * p.OW;
       const auto x = kiln_test::random_floats(static_cast<size_t>(in), 11);
-      const auto w = kiln_test::random_floats(static_cast<size_t>(p.M * p.C), 12, -0.3f, 0.3f);
+      const auto w = kiln_test::random_floats(static_cast<size_t>(p.M * p.C * p.KH * p.KW), 12, -0.3f, 0.3f);
       const auto b = kiln_test::random_floats(static_cast<size_t>(p.M), 13);
       const auto z = kiln_test::random_floats(static_cast<size_t>(out), 14);
       const bool with_bias = variant != 1, with_z = variant >= 2;
       const StoreActivation act = variant == 0   ? StoreActivation{}
                                   : variant == 3 ? StoreActivation{StoreActivation::kClamp, -0.5f, 0.75f}
                                                  : StoreActivation{StoreActivation::kRelu};
-      std::vector<float> packed(conv1x1_nchwc_packed_floats(p));
-      conv1x1_nchwc_pack_weights(p, w.data(), packed.data());
-      const auto want = blocked(conv1x1_reference(p, x, w, with_bias ? b.data() : nullptr,
-                                                  with_z ? z.data() : nullptr, act),
-                                p.N, p.M, p.OH * p.OW);
+      std::vector<float> packed(conv_nchwc_packed_floats(p));
+      conv_nchwc_pack_weights(p, w.data(), packed.data());
+      const auto want = blocked(
+          conv_reference(p, x, w, with_bias ? b.data() : nullptr, with_z ? z.data() : nullptr, act), p.N, p.M,
+          p.OH * p.OW);
       const auto xb = blocked(x, p.N, p.C, p.H * p.W), zb = blocked(z, p.N, p.M, p.OH * p.OW);
       for (const NchwcIsa isa : {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512}) {
-        if (!conv1x1_nchwc_isa_supported(isa)) continue;
+        if (!conv_nchwc_isa_supported(isa)) continue;
         std::vector<float> serial;
         for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &three}) {
           std::vector<float> y(static_cast<size_t>(out), -3.f);
-          conv1x1_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr,
+          conv_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr,
                             with_z ? zb.data() : nullptr, act, y.data(), tp, isa);
-          INFO("C " << c.C << " M " << c.M << " " << c.H << "x" << c.W << " stride " << c.sh << "," << c.sw
+          INFO("C " << c.C << " M " << c.M << " " << c.H << "x" << c.W << " k " << c.k << " stride " << c.sh << ","
+                    << c.sw << " pad " << c.pad
                     << " variant " << variant << " isa " << static_cast<int>(isa) << " threads "
                     << (tp ? tp->size() : 1));
           CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
@@ -105,11 +117,11 @@ TEST_CASE("conv1x1_nchwc_f32 matches the reference: strides, tails of positions 
     }
 }
 
-TEST_CASE("conv1x1_nchwc_applicable wants blocks of 16 channels and the output size of the strides") {
-  CHECK(conv1x1_nchwc_applicable({1, 32, 8, 8, 64, 8, 8, 1, 1}));
-  CHECK(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 4, 4, 2, 2}));
-  CHECK_FALSE(conv1x1_nchwc_applicable({1, 24, 8, 8, 64, 8, 8, 1, 1}));
-  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 8, 8, 40, 8, 8, 1, 1}));
-  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 2, 2}));
-  CHECK_FALSE(conv1x1_nchwc_applicable({1, 32, 7, 7, 64, 7, 7, 0, 1}));
+TEST_CASE("conv_nchwc_applicable wants blocks of 16 channels, sizes of at least 1 and pads of at least 0") {
+  CHECK(conv_nchwc_applicable({1, 32, 8, 8, 64, 1, 1, 8, 8, 1, 1, 0, 0}));
+  CHECK(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 2, 2, 1, 1}));
+  CHECK_FALSE(conv_nchwc_applicable({1, 24, 8, 8, 64, 1, 1, 8, 8, 1, 1, 0, 0}));
+  CHECK_FALSE(conv_nchwc_applicable({1, 32, 8, 8, 40, 1, 1, 8, 8, 1, 1, 0, 0}));
+  CHECK_FALSE(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 0, 2, 1, 1}));
+  CHECK_FALSE(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 2, 2, -1, 1}));
 }

@@ -22,8 +22,8 @@ void emit_reorder(EmitContext& ctx, const ir::Node& node, bool to_blocked) {
                        d[0], d[1], d[2] * d[3], ctx.in(node, 0), ctx.out(node, 0)));
 }
 
-std::optional<kiln::rt::Conv1x1NchwcParams> params_of(const ir::Node& node) {
-  return ir::nchwc_conv1x1_params(node, unblocked_dims(node.input(0)), dims_of(node.input(1)));
+std::optional<kiln::rt::ConvNchwcParams> params_of(const ir::Node& node) {
+  return ir::nchwc_conv_params(node, unblocked_dims(node.input(0)), dims_of(node.input(1)));
 }
 
 std::string unsupported_conv(const ir::Node& node) {
@@ -31,8 +31,8 @@ std::string unsupported_conv(const ir::Node& node) {
   if (!is_f32_constant(node.input(1)) || (node.has_input(2) && !is_f32_constant(node.input(2))))
     return "compiled kiln.ConvNchwc needs constant f32 weights and bias";
   if (!params_of(node))
-    return "compiled kiln.ConvNchwc runs 1x1 convolutions without padding or dilation, group 1, on blocks of 16 "
-           "channels, with the activations none, Relu or Clip";
+    return "compiled kiln.ConvNchwc runs convolutions without dilation, group 1, on blocks of 16 channels, with "
+           "the activations none, Relu or Clip";
   return "";
 }
 
@@ -47,12 +47,12 @@ std::string activation_expr(const ir::Node& node) {
 }
 
 void emit_conv(EmitContext& ctx, const ir::Node& node) {
-  const kiln::rt::Conv1x1NchwcParams p = *params_of(node);
-  ctx.line(fmt::format("const kiln::rt::Conv1x1NchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
-                       p.W, p.M, p.OH, p.OW, p.stride_h, p.stride_w));
-  std::vector<float> packed(kiln::rt::conv1x1_nchwc_packed_floats(p));
-  kiln::rt::conv1x1_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
-  ctx.line(fmt::format("kiln::rt::conv1x1_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
+  const kiln::rt::ConvNchwcParams p = *params_of(node);
+  ctx.line(fmt::format("const kiln::rt::ConvNchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N,
+                       p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left));
+  std::vector<float> packed(kiln::rt::conv_nchwc_packed_floats(p));
+  kiln::rt::conv_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
+  ctx.line(fmt::format("kiln::rt::conv_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
                        ctx.add_weight_floats(packed), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
                        node.has_input(3) ? ctx.in(node, 3) : "nullptr", activation_expr(node), ctx.out(node, 0)));
 }
