@@ -38,14 +38,6 @@ std::string unsupported_conv(const ir::Node& node) {
 
 bool packs_weights(const ir::Node&, size_t input) { return input == 1; }
 
-std::string activation_expr(const ir::Node& node) {
-  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node));
-  if (a.kind == kiln::rt::StoreActivation::kRelu) return "kiln::rt::StoreActivation{kiln::rt::StoreActivation::kRelu}";
-  if (a.kind == kiln::rt::StoreActivation::kNone) return "kiln::rt::StoreActivation{}";
-  return fmt::format("kiln::rt::StoreActivation{{kiln::rt::StoreActivation::kClamp, {}, {}}}",
-                     float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
-}
-
 void emit_conv(EmitContext& ctx, const ir::Node& node) {
   const kiln::rt::ConvNchwcParams p = *params_of(node);
   ctx.line(fmt::format("const kiln::rt::ConvNchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N,
@@ -54,7 +46,7 @@ void emit_conv(EmitContext& ctx, const ir::Node& node) {
   kiln::rt::conv_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
   ctx.line(fmt::format("kiln::rt::conv_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
                        ctx.add_weight_floats(packed), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
-                       node.has_input(3) ? ctx.in(node, 3) : "nullptr", activation_expr(node), ctx.out(node, 0)));
+                       node.has_input(3) ? ctx.in(node, 3) : "nullptr", store_activation_expr(node), ctx.out(node, 0)));
 }
 
 }  // namespace

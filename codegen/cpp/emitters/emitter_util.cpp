@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/ops/conv.h"
+#include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
 #include "kiln/rt/gemm.h"
@@ -177,6 +178,14 @@ BroadcastArgs broadcast_args(EmitContext& ctx, const std::vector<int64_t>& out_d
     args.strides.push_back(ctx.array(strides));
   }
   return args;
+}
+
+std::string store_activation_expr(const ir::Node& node, const char* prefix) {
+  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node, prefix));
+  if (a.kind == kiln::rt::StoreActivation::kRelu) return "kiln::rt::StoreActivation{kiln::rt::StoreActivation::kRelu}";
+  if (a.kind == kiln::rt::StoreActivation::kNone) return "kiln::rt::StoreActivation{}";
+  return fmt::format("kiln::rt::StoreActivation{{kiln::rt::StoreActivation::kClamp, {}, {}}}",
+                     float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
 }
 
 }  // namespace kiln::codegen::cpp

@@ -67,4 +67,8 @@ struct BroadcastArgs {
 BroadcastArgs broadcast_args(EmitContext& ctx, const std::vector<int64_t>& out_dims,
                              const std::vector<const ir::Value*>& inputs);
 
+// A fused node's activation (its attributes named with `prefix`) as the kiln::rt::StoreActivation
+// a kernel applies in registers; the node's activation must be one (ir::store_activation).
+std::string store_activation_expr(const ir::Node& node, const char* prefix = "activation");
+
 }  // namespace kiln::codegen::cpp

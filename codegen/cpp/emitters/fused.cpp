@@ -117,14 +117,6 @@ std::string unsupported_conv_depthwise(const ir::Node& node) {
   return conv_depthwise_params(node, p);
 }
 
-std::string store_activation_expr(const ir::Node& node, const char* prefix) {
-  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node, prefix));
-  if (a.kind == kiln::rt::StoreActivation::kRelu) return "kiln::rt::StoreActivation{kiln::rt::StoreActivation::kRelu}";
-  if (a.kind == kiln::rt::StoreActivation::kNone) return "kiln::rt::StoreActivation{}";
-  return fmt::format("kiln::rt::StoreActivation{{kiln::rt::StoreActivation::kClamp, {}, {}}}",
-                     float_literal(a.lo, ir::DType::F32), float_literal(a.hi, ir::DType::F32));
-}
-
 // Whether the node's weights and biases are all constants (absent biases count): then they are
 // packed once, now, in the kernel's layout.
 bool conv_depthwise_packs_weights(const ir::Node& node, size_t input) {
