@@ -296,6 +296,7 @@ const char* const kNodeOps[] = {{
 {node_ops}    nullptr}};
 
 {arrays}
+{functions}
 int fail({N}_context* ctx, const char* message) {{
   ctx->error = message;
   return 1;
@@ -427,7 +428,7 @@ size_t {N}_arena_size(void) {{ return kArenaBytes; }}
                      fmt::arg("N", N), fmt::arg("nodes", graph.nodes().size()),
                      fmt::arg("weights", plan.weights.bytes().size()), fmt::arg("arena", plan.memory.arena_size),
                      fmt::arg("lower", plan.memory.lower_bound), fmt::arg("naive", plan.memory.naive_size),
-                     fmt::arg("weights_decl", weights_decl), fmt::arg("arrays", ctx.arrays()),
+                     fmt::arg("weights_decl", weights_decl), fmt::arg("arrays", ctx.arrays()), fmt::arg("functions", ctx.functions()),
                      fmt::arg("body", ctx.body()), fmt::arg("copies", copies),
                      fmt::arg("load_weights", load_weights),
                      fmt::arg("n_in_array", std::max<size_t>(graph.inputs().size(), 1)),

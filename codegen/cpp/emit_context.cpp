@@ -155,6 +155,18 @@ std::string EmitContext::array(const std::vector<int64_t>& values) {
   return name;
 }
 
+std::string EmitContext::epilogue_function(const std::string& body) {
+  auto it = function_names_.find(body);
+  if (it != function_names_.end()) return it->second;
+  std::string name = fmt::format("kiln_ep{}", function_names_.size());
+  function_names_.emplace(body, name);
+  constexpr const char* kParams = "(const void* c, float* y, int64_t offset, int64_t n)";
+  functions_ += fmt::format(
+      "void {0}_generic{1} {{ {2} }}\n#if KILN_EPILOGUE_DISPATCH\nKILN_EPILOGUE_AVX2 void {0}_avx2{1} {{ {2} }}\n#endif\n",
+      name, kParams, body);
+  return name;
+}
+
 void EmitContext::line(const std::string& text) { body_ += "    " + text + "\n"; }
 
 std::string EmitContext::fail_stmt(const ir::Node& node, const std::string& message) const {

@@ -56,6 +56,10 @@ class EmitContext {
   // Name of a namespace-scope `static const int64_t` array holding `values` (shared
   // between identical arrays).
   std::string array(const std::vector<int64_t>& values);
+  // Name `kiln_epN` of a namespace-scope epilogue function (kiln::rt::Epilogue::fn's signature:
+  // c, y, offset, n) with `body`, shared between identical bodies; the Epilogue takes
+  // KILN_EPILOGUE_PICK(kiln_epN), which is a build of it for this CPU (kiln/rt/epilogue.h).
+  std::string epilogue_function(const std::string& body);
   // Appends floats computed at compile time (e.g. packed weights) to the weights blob, 64-byte
   // aligned (in half precision with --precision fp16|bf16); returns a `const float*`
   // expression for them.
@@ -72,6 +76,7 @@ class EmitContext {
   void end_node();
   const std::string& body() const { return body_; }
   const std::string& arrays() const { return arrays_; }
+  const std::string& functions() const { return functions_; }
 
  private:
   const Location& location(const ir::Value* v) const;
@@ -82,6 +87,8 @@ class EmitContext {
   EmitOptions options_;
   WeightBlob* weights_ = nullptr;
   std::string arrays_;
+  std::map<std::string, std::string> function_names_;
+  std::string functions_;
   std::string body_;
 };
 

@@ -61,10 +61,10 @@ void emit_epilogue(EmitContext& ctx, const ir::Node& node, size_t z_index, size_
                         float_literal(is_clip ? act.clip_min : 0.0, ir::DType::F32),
                         float_literal(is_clip ? act.clip_max : 0.0, ir::DType::F32),
                         has_z ? ctx.in(node, z_index) : "nullptr", is_relu ? ", true" : "");
-  ctx.line(fmt::format(
-      "const kiln::rt::Epilogue ep{{[](const void* c, float* y, int64_t offset, int64_t n) {{ using T = "
-      "float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }} }}, refs{}}};",
-      setup, sum, activation_expr(node), clamp));
+  const std::string fn = ctx.epilogue_function(
+      fmt::format("using T = float; {}for (int64_t i = 0; i < n; ++i) {{ const T x = y[i]{}; y[i] = {}; }}", setup,
+                  sum, activation_expr(node)));
+  ctx.line(fmt::format("const kiln::rt::Epilogue ep{{KILN_EPILOGUE_PICK({}), refs{}}};", fn, clamp));
 }
 
 void emit_conv(EmitContext& ctx, const ir::Node& node) {
