@@ -6,8 +6,11 @@
 // produces and another reads, is blocked once: a kiln.ToNchwc right after its producer, or the
 // producing kiln.ConvNchwc's own result. Every other reader keeps reading the NCHW value, now
 // made by a kiln.FromNchwc of the blocked one (eliminate_dead_code removes those nobody reads).
-// In ResNet-50 the block inputs and residuals stay blocked from one bottleneck to the next; the
-// stride-1 3x3 convolutions between stay NCHW (a reorder before and after each).
+// A convolution over fewer than 16 input channels (a stem's image) reads them as plain NCHW,
+// where all readers of its result take it blocked (read_blocked); a MaxPool of a blocked value
+// becomes a kiln.MaxPoolNchwc. In ResNet-50 the stem, its pool, the block inputs and residuals
+// stay blocked from one bottleneck to the next; the stride-1 3x3 convolutions between stay NCHW
+// (a reorder before and after each).
 //
 // Why: in NCHW a 1x1 convolution is a GEMM whose input is packed on every run and whose tiles
 // write rows H * W apart; blocked, the kernel reads the input and writes the output and residual
@@ -24,6 +27,9 @@ namespace kiln::passes {
 
 namespace {
 
+// Fewer input channels than a block: the kernel reads them as plain NCHW (a stem's image).
+bool reads_plain(const ir::Node& n) { return n.input(0)->shape()[1].value() < rt::kNchwcBlock; }
+
 // Whether `n` becomes a kiln.ConvNchwc.
 bool converts(const ir::Node& n) {
   if (n.op() != "Conv" && n.op() != "kiln.FusedConv") return false;
@@ -32,9 +38,36 @@ bool converts(const ir::Node& n) {
   const ir::Value *x = n.input(0), *w = n.input(1), *b = n.input(2);
   if (!x->has_type() || x->dtype() != ir::DType::F32 || !x->shape().is_static() || !w->shape().is_static()) return false;
   if (!w->is_constant() || w->dtype() != ir::DType::F32 || (b && !b->is_constant())) return false;
-  const std::optional<rt::ConvNchwcParams> p = ir::nchwc_conv_params(n, x->shape().values(), w->shape().values());
+  if (x->shape().rank() != 4) return false;
+  const std::optional<rt::ConvNchwcParams> p =
+      ir::nchwc_conv_params(n, x->shape().values(), w->shape().values(), reads_plain(n));
   // A larger kernel only with a stride: a 3x3 of stride 1 runs faster as Winograd (NCHW).
   return p && ((p->KH == 1 && p->KW == 1) || p->stride_h > 1 || p->stride_w > 1);
+}
+
+// Whether `n` is a MaxPool that can pool a blocked input (kiln.MaxPoolNchwc): f32, 2-D, 16-channel
+// blocks, its Y alone.
+bool pool_converts(const ir::Node& n) {
+  if (n.op() != "MaxPool" || (n.num_outputs() > 1 && n.output(1))) return false;
+  const ir::Value *x = n.input(0), *y = n.output(0);
+  if (!x->has_type() || x->dtype() != ir::DType::F32 || !x->shape().is_static() || x->shape().rank() != 4) return false;
+  return y->has_type() && y->shape().is_static() && x->shape()[1].value() % rt::kNchwcBlock == 0 &&
+         n.ints("kernel_shape").size() == 2;
+}
+
+// Whether every reader of v reads it blocked once converted: as X or Z of a convolution that
+// converts on blocked input, or as a pool's input; v not a graph output. A convolution on
+// plain input converts only then: a reorder back to NCHW costs what its kernel saves
+// (MobileNetV2's stem, read by a depthwise convolution: 349 + 77 us for the reorder, against
+// 466 us as im2col).
+bool read_blocked(const ir::Graph& graph, const ir::Value* v) {
+  if (graph.is_graph_output(v) || v->users().empty()) return false;
+  for (const ir::Node* u : v->users()) {
+    if (pool_converts(*u)) continue;
+    const bool data_only = u->input(1) != v && u->input(2) != v;  // not its weights or bias
+    if (!converts(*u) || reads_plain(*u) || !data_only) return false;
+  }
+  return true;
 }
 
 struct Blocked {
@@ -51,22 +84,34 @@ struct Blocked {
 }  // namespace
 
 void layout_nchwc(ir::Graph& graph) {
-  std::vector<ir::Node*> convs;
+  std::vector<ir::Node*> candidates;
   for (const auto& n : graph.nodes())
-    if (converts(*n)) convs.push_back(n.get());
+    if (converts(*n) || pool_converts(*n)) candidates.push_back(n.get());
   Blocked blocked{graph, {}};
-  for (ir::Node* n : convs) {
+  for (ir::Node* n : candidates) {
     ir::Value* y = n->output(0);
-    std::vector<ir::Value*> inputs{blocked.get(n->input(0)), n->input(1), n->input(2),
-                                   n->has_input(3) ? blocked.get(n->input(3)) : nullptr};
-    while (!inputs.back()) inputs.pop_back();
+    std::vector<ir::Value*> inputs;
+    std::string op;
+    if (n->op() == "MaxPool") {
+      // Only a pool whose input is blocked already (a converted convolution's result).
+      auto it = blocked.of.find(n->input(0));
+      if (it == blocked.of.end()) continue;
+      inputs = {it->second};
+      op = "kiln.MaxPoolNchwc";
+    } else {
+      if (reads_plain(*n) && !read_blocked(graph, y)) continue;
+      inputs = {reads_plain(*n) ? n->input(0) : blocked.get(n->input(0)), n->input(1), n->input(2),
+                n->has_input(3) ? blocked.get(n->input(3)) : nullptr};
+      while (!inputs.back()) inputs.pop_back();
+      op = "kiln.ConvNchwc";
+    }
     const std::string name = graph.unique_value_name(y->name() + ".nchwc");
-    ir::Node* conv = graph.add_node("kiln.ConvNchwc", inputs, {name}, n->attrs(), n->name());
+    ir::Node* node = graph.add_node(op, inputs, {name}, n->attrs(), n->name());
     graph.move_last_before(n);
-    ir::infer_node(*conv);
+    ir::infer_node(*node);
     // n's readers now read the blocked result through a kiln.FromNchwc (y's name kept).
-    ir::Node* from = replace_with_node(graph, {n}, y, "kiln.FromNchwc", {conv->output(0)}, {}, y->name() + ".nchw");
-    blocked.of[from->output(0)] = conv->output(0);
+    ir::Node* from = replace_with_node(graph, {n}, y, "kiln.FromNchwc", {node->output(0)}, {}, y->name() + ".nchw");
+    blocked.of[from->output(0)] = node->output(0);
   }
 }
 

@@ -1,8 +1,9 @@
 // Channel-blocked tensors and the ops on them, made only by passes/layout_nchwc.cpp.
 // A blocked tensor is an NCHW one with C a multiple of 16 stored as [N, C / 16, H, W, 16]: the 16
 // channels of a block contiguous at each position (NCHW16c). kiln.ToNchwc and kiln.FromNchwc
-// convert; kiln.ConvNchwc is a kiln.FusedConv whose X, Z and Y are blocked, its semantics the
-// FusedConv's through the registry (no math is written twice).
+// convert; kiln.MaxPoolNchwc is MaxPool on blocked X and Y; kiln.ConvNchwc is a kiln.FusedConv whose X (or, for a stem's few channels, plain
+// NCHW X), Z and Y are blocked, its semantics the FusedConv's through the registry (no math is
+// written twice).
 #include "ir/ops/blocked.h"
 
 #include "ir/ops/fused.h"
@@ -70,7 +71,8 @@ std::vector<std::pair<DType, Shape>> fused_conv_types(const Node& node) {
   for (size_t i = 0; i < 4; ++i) {
     const Value* v = node.input(i);
     if (!v) continue;
-    t[i] = {v->dtype(), i == 0 || i == 3 ? unblocked_shape(node, *v) : v->shape()};
+    const bool blocked = i == 3 || (i == 0 && v->shape().rank() != 4);  // X: plain when of rank 4
+    t[i] = {v->dtype(), blocked ? unblocked_shape(node, *v) : v->shape()};
   }
   return t;
 }
@@ -90,7 +92,7 @@ void eval_conv_nchwc(const Node& node, std::span<const Tensor* const> in, std::v
     std::vector<int64_t> dims = static_dims(unblocked_shape(node, *node.input(i)));
     return reorder(*in[i], dims, false);
   };
-  const Tensor x = plain(0);
+  const Tensor x = node.input(0)->shape().rank() == 4 ? *in[0] : plain(0);
   const Tensor* z = optional_input(in, 3);
   const Tensor zp = z ? plain(3) : Tensor();
   const Tensor y = eval_op("kiln.FusedConv", conv_attrs(node), {&x, in[1], optional_input(in, 2), z ? &zp : nullptr});
@@ -109,10 +111,23 @@ Cost conv_nchwc_cost(const Node& node) {
   return c;
 }
 
+// kiln.MaxPoolNchwc: MaxPool's Y of the unblocked X, blocked.
+void infer_maxpool_nchwc(Node& node) {
+  std::pair<DType, Shape> x{node.input(0)->dtype(), unblocked_shape(node, *node.input(0))};
+  const auto [dtype, shape] = infer_op("MaxPool", node.attrs(), {&x});
+  node.output(0)->set_type(DType::F32, blocked_shape(node, dtype, shape));
+}
+
+void eval_maxpool_nchwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor x = reorder(*in[0], static_dims(unblocked_shape(node, *node.input(0))), false);
+  const Tensor y = eval_op("MaxPool", node.attrs(), {&x});
+  out[0] = reorder(y, static_dims(node.output(0)->shape()), true);
+}
+
 }  // namespace
 
 std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std::vector<int64_t>& x,
-                                                     const std::vector<int64_t>& w) {
+                                                     const std::vector<int64_t>& w, bool x_nchw) {
   if (x.size() != 4 || w.size() != 4 || w[1] != x[1]) return std::nullopt;
   if (node.i("group") != 1) return std::nullopt;
   if (node.op() != "Conv" && !store_activation(fused_activation(node))) return std::nullopt;
@@ -121,7 +136,7 @@ std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std
   if (win.dilations != ones) return std::nullopt;
   const rt::ConvNchwcParams p{x[0],           x[1],           x[2],          x[3],          w[0],
                               w[2],           w[3],           win.out_dims[0], win.out_dims[1], win.strides[0],
-                              win.strides[1], win.pads_begin[0], win.pads_begin[1]};
+                              win.strides[1], win.pads_begin[0], win.pads_begin[1], x_nchw};
   if (!rt::conv_nchwc_applicable(p)) return std::nullopt;
   return p;
 }
@@ -147,13 +162,26 @@ void register_blocked_ops(Registry& r) {
   if (!fused) fail("op family 'blocked' needs kiln.FusedConv registered first");
   r.add(OpDef{
       .name = "kiln.ConvNchwc",
-      .summary = "kiln.FusedConv with X, Z and Y blocked as kiln.ToNchwc makes them (W and B as the FusedConv's)",
+      .summary = "kiln.FusedConv with X (or X plain NCHW, of rank 4), Z and Y blocked as kiln.ToNchwc makes them (W "
+                 "and B as the FusedConv's)",
       .inputs = fused->inputs,
       .outputs = {"Y"},
       .attrs = fused->attrs,
       .infer = infer_conv_nchwc,
       .eval = eval_conv_nchwc,
       .cost = conv_nchwc_cost,
+  });
+  const OpDef* maxpool = r.find("MaxPool");
+  if (!maxpool) fail("op family 'blocked' needs MaxPool registered first");
+  r.add(OpDef{
+      .name = "kiln.MaxPoolNchwc",
+      .summary = "MaxPool (its Y alone) with X and Y blocked as kiln.ToNchwc makes them",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .attrs = maxpool->attrs,
+      .infer = infer_maxpool_nchwc,
+      .eval = eval_maxpool_nchwc,
+      .cost = maxpool->cost,  // its flops within one per output of the op's own count
   });
 }
 

@@ -13,9 +13,9 @@ namespace kiln::ir {
 
 // The runtime kernel's parameters when `node` (Conv, kiln.FusedConv or kiln.ConvNchwc) over NCHW
 // input dims x and weight dims w is a convolution the NCHW16c kernel runs: group 1, no
-// dilation, C and M multiples of 16 and (fused ops) an activation the kernel applies in
-// registers (none, Relu, Clip); nullopt otherwise.
+// dilation, C (unless x_nchw: the input read as plain NCHW) and M multiples of 16 and (fused
+// ops) an activation the kernel applies in registers (none, Relu, Clip); nullopt otherwise.
 std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std::vector<int64_t>& x,
-                                                     const std::vector<int64_t>& w);
+                                                     const std::vector<int64_t>& w, bool x_nchw = false);
 
 }  // namespace kiln::ir

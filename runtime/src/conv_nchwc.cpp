@@ -9,6 +9,7 @@
 #include "kiln/rt/conv_nchwc.h"
 
 #include <cstring>
+#include <limits>
 
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
@@ -22,11 +23,12 @@ constexpr int64_t kB = kNchwcBlock;
 // One register tile: P output positions along a row (stride_w apart in the input) of F
 // output blocks. The input is read around the tile's row: for each kernel tap (kh, kw), row
 // ih0 + kh and columns iw0 + kw + p * sw, skipping taps and positions outside the image (the
-// zero padding). A stride-1 1x1 runs its whole plane as one row (H = 1, W = H * W).
+// zero padding). A stride-1 1x1 runs its whole plane as one row (H = 1, W = H * W). The input
+// is blocked, or plain NCHW (ConvNchwcParams::x_nchw: a stem's 3 channels), one channel a step.
 struct Tile {
-  int64_t K;        // input channels (a multiple of 16)
-  const float* x;   // the image's input block 0
-  int64_t x_block;  // floats from one input block to the next (H * W * 16)
+  int64_t K;        // input channels (a multiple of 16 where blocked)
+  const float* x;   // the image's input block 0 (plain: channel 0)
+  int64_t x_block;  // floats from one input block to the next (H * W * 16; plain: one channel to the next, H * W)
   int64_t H, W, KH, KW, sw;
   int64_t ih0, iw0;  // input row and column of the tile's first position, tap (0, 0)
   const float* w;    // packed weights of the tile's first output block
@@ -52,13 +54,30 @@ inline void valid_positions(int64_t iw, int64_t sw, int64_t W, int P, int& lo, i
 typedef float vec16 __attribute__((vector_size(kB * sizeof(float))));
 
 // One tap's products for positions [lo, hi) (kAll: all P), the input row at `row`, position p's
-// 16 channels of block 0 at row + (iw + p * sw) * 16.
-template <int F, int P, bool kAll>
+// 16 channels of block 0 at row + (iw + p * sw) * 16 (plain: channel c of position p at
+// row + c * x_block + iw + p * sw).
+template <int F, int P, bool kAll, bool kPlain>
 __attribute__((always_inline)) inline void tap(const Tile& t, const float* __restrict row, int64_t iw,
                                                const float* __restrict w, int lo, int hi, vec16 (&acc)[P][F]) {
   int64_t off[P];
 #pragma GCC unroll 6
-  for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * kB;
+  for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * (kPlain ? 1 : kB);
+  if constexpr (kPlain) {
+    for (int64_t c = 0; c < t.K; ++c) {
+      const float* __restrict xc = row + c * t.x_block;
+      vec16 wv[F];
+#pragma GCC unroll 4
+      for (int f = 0; f < F; ++f) std::memcpy(&wv[f], w + f * t.w_block + c * kB, sizeof(vec16));
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) {
+        if (!kAll && (p < lo || p >= hi)) continue;
+        const float xv = xc[off[p]];
+#pragma GCC unroll 4
+        for (int f = 0; f < F; ++f) acc[p][f] += xv * wv[f];
+      }
+    }
+    return;
+  }
   for (int64_t kb = 0; kb < t.K; kb += kB) {
     const float* __restrict xb = row + kb / kB * t.x_block;
     const float* __restrict wb = w + kb * kB;
@@ -78,21 +97,21 @@ __attribute__((always_inline)) inline void tap(const Tile& t, const float* __res
   }
 }
 
-template <int F, int P>
+template <int F, int P, bool kPlain>
 __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
   vec16 acc[P][F] = {};
   for (int64_t kh = 0; kh < t.KH; ++kh) {
     const int64_t ih = t.ih0 + kh;
     if (ih < 0 || ih >= t.H) continue;
-    const float* row = t.x + ih * t.W * kB;
+    const float* row = t.x + ih * t.W * (kPlain ? 1 : kB);
     for (int64_t kw = 0; kw < t.KW; ++kw) {
       int lo, hi;
       valid_positions(t.iw0 + kw, t.sw, t.W, P, lo, hi);
       const float* w = t.w + (kh * t.KW + kw) * t.K * kB;
       if (lo == 0 && hi == P)
-        tap<F, P, true>(t, row, t.iw0 + kw, w, lo, hi, acc);
+        tap<F, P, true, kPlain>(t, row, t.iw0 + kw, w, lo, hi, acc);
       else if (lo < hi)
-        tap<F, P, false>(t, row, t.iw0 + kw, w, lo, hi, acc);
+        tap<F, P, false, kPlain>(t, row, t.iw0 + kw, w, lo, hi, acc);
     }
   }
   const vec16 zero = {}, lo = zero + t.act.lo, hi = zero + t.act.hi;
@@ -123,7 +142,7 @@ __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
 
 // Plain loops, for compilers and CPUs without the above: one position of one block at a time,
 // the taps and channels in the same order.
-void portable_tile(const Tile& t, int F, int P) {
+void portable_tile(const Tile& t, int F, int P, bool plain) {
   for (int f = 0; f < F; ++f)
     for (int p = 0; p < P; ++p) {
       float acc[kB] = {};
@@ -132,7 +151,8 @@ void portable_tile(const Tile& t, int F, int P) {
           const int64_t ih = t.ih0 + kh, iw = t.iw0 + kw + p * t.sw;
           if (ih < 0 || ih >= t.H || iw < 0 || iw >= t.W) continue;
           for (int64_t c = 0; c < t.K; ++c) {
-            const float xv = t.x[c / kB * t.x_block + (ih * t.W + iw) * kB + c % kB];
+            const float xv = plain ? t.x[c * t.x_block + ih * t.W + iw]
+                                   : t.x[c / kB * t.x_block + (ih * t.W + iw) * kB + c % kB];
             const float* wr = t.w + f * t.w_block + ((kh * t.KW + kw) * t.K + c) * kB;
             for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
           }
@@ -151,30 +171,43 @@ void portable_tile(const Tile& t, int F, int P) {
 constexpr int kMaxP = 6;  // positions a tile
 constexpr int kMaxF = 4;  // output blocks a tile
 
-// The tile functions for F in [1, max_f], P in [1, 6]: fns[F - 1][P - 1].
+// The tile functions for F in [1, max_f], P in [1, 6], input blocked (plain = 0) or NCHW
+// (plain = 1): fns[plain][F - 1][P - 1].
 struct Kernels {
-  TileFn fns[kMaxF][kMaxP] = {};
+  TileFn fns[2][kMaxF][kMaxP] = {};
   int max_f = 0;  // 0: portable_tile
 };
 
 #if KILN_X86_KERNELS
-template <int F, int P>
+template <int F, int P, bool kPlain>
 KILN_AVX512F void tile_avx512f(const Tile& t) {
-  vector_tile<F, P>(t);
+  vector_tile<F, P, kPlain>(t);
 }
-template <int F, int P>
+template <int F, int P, bool kPlain>
 KILN_AVX2_FMA void tile_avx2_fma(const Tile& t) {
-  vector_tile<F, P>(t);
+  vector_tile<F, P, kPlain>(t);
 }
 
-template <int F>
+template <int F, bool kPlain>
 void fill_avx512f(Kernels& k) {
-  k.fns[F - 1][0] = tile_avx512f<F, 1>;
-  k.fns[F - 1][1] = tile_avx512f<F, 2>;
-  k.fns[F - 1][2] = tile_avx512f<F, 3>;
-  k.fns[F - 1][3] = tile_avx512f<F, 4>;
-  k.fns[F - 1][4] = tile_avx512f<F, 5>;
-  k.fns[F - 1][5] = tile_avx512f<F, 6>;
+  TileFn* fns = k.fns[kPlain][F - 1];
+  fns[0] = tile_avx512f<F, 1, kPlain>;
+  fns[1] = tile_avx512f<F, 2, kPlain>;
+  fns[2] = tile_avx512f<F, 3, kPlain>;
+  fns[3] = tile_avx512f<F, 4, kPlain>;
+  fns[4] = tile_avx512f<F, 5, kPlain>;
+  fns[5] = tile_avx512f<F, 6, kPlain>;
+}
+
+template <bool kPlain>
+void fill_avx2_fma(Kernels& k) {
+  TileFn* fns = k.fns[kPlain][0];
+  fns[0] = tile_avx2_fma<1, 1, kPlain>;
+  fns[1] = tile_avx2_fma<1, 2, kPlain>;
+  fns[2] = tile_avx2_fma<1, 3, kPlain>;
+  fns[3] = tile_avx2_fma<1, 4, kPlain>;
+  fns[4] = tile_avx2_fma<1, 5, kPlain>;
+  fns[5] = tile_avx2_fma<1, 6, kPlain>;
 }
 #endif
 
@@ -190,18 +223,18 @@ Kernels kernels_for(NchwcIsa isa) {
   Kernels k;
 #if KILN_X86_KERNELS
   if (isa == NchwcIsa::avx512) {
-    fill_avx512f<1>(k);
-    fill_avx512f<2>(k);
-    fill_avx512f<3>(k);
-    fill_avx512f<4>(k);
+    fill_avx512f<1, false>(k);
+    fill_avx512f<2, false>(k);
+    fill_avx512f<3, false>(k);
+    fill_avx512f<4, false>(k);
+    fill_avx512f<1, true>(k);
+    fill_avx512f<2, true>(k);
+    fill_avx512f<3, true>(k);
+    fill_avx512f<4, true>(k);
     k.max_f = 4;
   } else if (isa == NchwcIsa::avx2) {
-    k.fns[0][0] = tile_avx2_fma<1, 1>;
-    k.fns[0][1] = tile_avx2_fma<1, 2>;
-    k.fns[0][2] = tile_avx2_fma<1, 3>;
-    k.fns[0][3] = tile_avx2_fma<1, 4>;
-    k.fns[0][4] = tile_avx2_fma<1, 5>;
-    k.fns[0][5] = tile_avx2_fma<1, 6>;
+    fill_avx2_fma<false>(k);
+    fill_avx2_fma<true>(k);
     k.max_f = 1;
   }
 #else
@@ -246,13 +279,13 @@ void run_unit(const ConvJob& j, int64_t unit) {
   const int64_t g = unit % j.groups, chunk = unit / j.groups % j.chunks, row = unit / (j.groups * j.chunks) % j.rows,
                 n = unit / (j.groups * j.chunks * j.rows);
   const Kernels& ks = *j.ks;
-  const int64_t MB = p.M / kB, CB = p.C / kB, per = ks.max_f > 0 ? ks.max_f : 1;
+  const int64_t MB = p.M / kB, per = ks.max_f > 0 ? ks.max_f : 1;
   const int64_t b0 = g * per, F = MB - b0 < per ? MB - b0 : per;
   const int64_t c0 = chunk * j.chunk, c1 = c0 + j.chunk < j.row_len ? c0 + j.chunk : j.row_len;
   Tile t{};
   t.K = p.C;
-  t.x_block = p.H * p.W * kB;
-  t.x = j.x + n * CB * t.x_block;
+  t.x_block = p.H * p.W * (p.x_nchw ? 1 : kB);
+  t.x = j.x + n * p.C * p.H * p.W;  // C * H * W floats an image either way
   t.H = j.plane ? 1 : p.H;
   t.W = j.plane ? p.H * p.W : p.W;
   t.KH = p.KH;
@@ -271,9 +304,9 @@ void run_unit(const ConvJob& j, int64_t unit) {
     t.y = j.y + y_off + q * kB;
     t.z = j.z ? j.z + y_off + q * kB : nullptr;
     if (ks.max_f > 0)
-      ks.fns[F - 1][P - 1](t);
+      ks.fns[p.x_nchw][F - 1][P - 1](t);
     else
-      portable_tile(t, static_cast<int>(F), static_cast<int>(P));
+      portable_tile(t, static_cast<int>(F), static_cast<int>(P), p.x_nchw);
   }
 }
 
@@ -326,7 +359,114 @@ void reorder(int64_t N, int64_t C, int64_t HW, const float* x, float* y, bool to
   });
 }
 
+// The running max of a window's 16 channels, m = x where x > m or x is NaN (a NaN wins, as
+// maxpool2d_f32's max): plain floats, and AVX2 and AVX-512 registers. (GCC lowered vector
+// extensions' selects here lane by lane, as conditional loads.)
+struct MaxPlain {
+  float m[kB];
+  void init(float v) {
+    for (int64_t j = 0; j < kB; ++j) m[j] = v;
+  }
+  void step(const float* x) {
+    for (int64_t j = 0; j < kB; ++j) m[j] = (x[j] > m[j] || x[j] != x[j]) ? x[j] : m[j];
+  }
+  void store(float* y) const { std::memcpy(y, m, sizeof m); }
+};
+
+#if KILN_X86_KERNELS
+struct MaxAvx2 {
+  __m256 m0, m1;
+  KILN_AVX2_FMA void init(float v) { m0 = m1 = _mm256_set1_ps(v); }
+  KILN_AVX2_FMA static __m256 max_nan(__m256 m, __m256 x) {
+    const __m256 take = _mm256_or_ps(_mm256_cmp_ps(x, m, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(m, x, take);
+  }
+  KILN_AVX2_FMA void step(const float* x) {
+    m0 = max_nan(m0, _mm256_loadu_ps(x));
+    m1 = max_nan(m1, _mm256_loadu_ps(x + 8));
+  }
+  KILN_AVX2_FMA void store(float* y) const {
+    _mm256_storeu_ps(y, m0);
+    _mm256_storeu_ps(y + 8, m1);
+  }
+};
+
+struct MaxAvx512 {
+  __m512 m;
+  KILN_AVX512F void init(float v) { m = _mm512_set1_ps(v); }
+  KILN_AVX512F void step(const float* x) {
+    const __m512 v = _mm512_loadu_ps(x);
+    m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+  }
+  KILN_AVX512F void store(float* y) const { _mm512_storeu_ps(y, m); }
+};
+#endif
+
+// Taps [lo, hi) of a window of `k` taps `dil` apart from `start` that land inside [0, size).
+inline void inside_taps(int64_t start, int64_t k, int64_t dil, int64_t size, int64_t& lo, int64_t& hi) {
+  lo = 0;
+  hi = k;
+  while (lo < hi && start + lo * dil < 0) ++lo;
+  while (hi > lo && start + (hi - 1) * dil >= size) --hi;
+}
+
+// MaxPool of one output row of one block (16 channels a position).
+template <class Max>
+__attribute__((always_inline)) inline void maxpool_row(const Pool2dParams& p, const float* __restrict xb,
+                                                       float* __restrict yr, int64_t oh) {
+  const int64_t ih0 = oh * p.stride_h - p.pad_top;
+  int64_t kh0, kh1;
+  inside_taps(ih0, p.KH, p.dil_h, p.H, kh0, kh1);
+  for (int64_t ow = 0; ow < p.OW; ++ow) {
+    const int64_t iw0 = ow * p.stride_w - p.pad_left;
+    int64_t kw0, kw1;
+    inside_taps(iw0, p.KW, p.dil_w, p.W, kw0, kw1);
+    Max m;
+    m.init(-std::numeric_limits<float>::infinity());  // what padding holds
+    for (int64_t kh = kh0; kh < kh1; ++kh)
+      for (int64_t kw = kw0; kw < kw1; ++kw) m.step(xb + ((ih0 + kh * p.dil_h) * p.W + iw0 + kw * p.dil_w) * kB);
+    m.store(yr + ow * kB);
+  }
+}
+
+struct MaxPoolJob {
+  const Pool2dParams* p;
+  const float* x;
+  float* y;
+};
+
+// Rows [r0, r1) of (image and block, output row), with plain floats or, chosen at run time, AVX2
+// or AVX-512 registers.
+template <class Max>
+__attribute__((always_inline)) inline void maxpool_rows(const MaxPoolJob& j, int64_t r0, int64_t r1) {
+  const Pool2dParams& p = *j.p;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / p.OH, oh = r % p.OH;
+    maxpool_row<Max>(p, j.x + b * p.H * p.W * kB, j.y + (b * p.OH + oh) * p.OW * kB, oh);
+  }
+}
+void maxpool_rows_baseline(const MaxPoolJob& j, int64_t r0, int64_t r1) { maxpool_rows<MaxPlain>(j, r0, r1); }
+#if KILN_X86_KERNELS
+KILN_AVX2_FMA void maxpool_rows_avx2(const MaxPoolJob& j, int64_t r0, int64_t r1) { maxpool_rows<MaxAvx2>(j, r0, r1); }
+KILN_AVX512F void maxpool_rows_avx512(const MaxPoolJob& j, int64_t r0, int64_t r1) {
+  maxpool_rows<MaxAvx512>(j, r0, r1);
+}
+#endif
+
 }  // namespace
+
+void maxpool_nchwc_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept {
+  if (p.N <= 0 || p.C <= 0 || p.OH <= 0 || p.OW <= 0) return;
+  const MaxPoolJob job{&p, x, y};
+  void (*rows)(const MaxPoolJob&, int64_t, int64_t) = maxpool_rows_baseline;
+#if KILN_X86_KERNELS
+  if (cpu_has_avx512f())
+    rows = maxpool_rows_avx512;
+  else if (cpu_has_avx2_fma())
+    rows = maxpool_rows_avx2;
+#endif
+  parallel_for(pool, p.N * (p.C / kB) * p.OH, [j = &job, rows](int64_t r0, int64_t r1) { rows(*j, r0, r1); });
+}
 
 void nchw_to_nchwc_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* y, ThreadPool* pool) noexcept {
   reorder(N, C, HW, x, y, true, pool);
@@ -337,7 +477,7 @@ void nchwc_to_nchw_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* 
 }
 
 bool conv_nchwc_applicable(const ConvNchwcParams& p) noexcept {
-  return p.N >= 1 && p.C > 0 && p.M > 0 && p.C % kB == 0 && p.M % kB == 0 && p.H > 0 && p.W > 0 && p.KH >= 1 &&
+  return p.N >= 1 && p.C > 0 && p.M > 0 && (p.C % kB == 0 || p.x_nchw) && p.M % kB == 0 && p.H > 0 && p.W > 0 && p.KH >= 1 &&
          p.KW >= 1 && p.stride_h >= 1 && p.stride_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0 && p.OH >= 1 &&
          p.OW >= 1;
 }

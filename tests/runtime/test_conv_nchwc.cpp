@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kiln/rt/conv_nchwc.h"
@@ -117,11 +119,75 @@ TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding
     }
 }
 
+TEST_CASE("conv_nchwc_f32 reads plain NCHW input of any channel count (stems): 7x7 and 3x3, stride 2, pads") {
+  ThreadPool pool(2);
+  struct Case {
+    int64_t N, C, H, W, M, k, s, pad;
+  };
+  // ResNet's stem (7x7, stride 2, pad 3) and MobileNetV2's (3x3, stride 2, pad 1) on small odd
+  // images, 1 to 4 output blocks (the 4-block group and its tails), a 1x1 over 5 channels.
+  const Case cases[] = {{1, 3, 23, 19, 64, 7, 2, 3}, {2, 3, 15, 17, 32, 3, 2, 1}, {1, 1, 9, 9, 48, 3, 1, 1},
+                        {1, 5, 6, 7, 16, 1, 1, 0}};
+  for (const Case& c : cases) {
+    const int64_t OH = (c.H + 2 * c.pad - c.k) / c.s + 1, OW = (c.W + 2 * c.pad - c.k) / c.s + 1;
+    ConvNchwcParams p{c.N, c.C, c.H, c.W, c.M, c.k, c.k, OH, OW, c.s, c.s, c.pad, c.pad, true};
+    REQUIRE(conv_nchwc_applicable(p));
+    const int64_t out = p.N * p.M * p.OH * p.OW;
+    const auto x = kiln_test::random_floats(static_cast<size_t>(p.N * p.C * p.H * p.W), 21);
+    const auto w = kiln_test::random_floats(static_cast<size_t>(p.M * p.C * p.KH * p.KW), 22, -0.3f, 0.3f);
+    const auto b = kiln_test::random_floats(static_cast<size_t>(p.M), 23);
+    const StoreActivation relu{StoreActivation::kRelu};
+    std::vector<float> packed(conv_nchwc_packed_floats(p));
+    conv_nchwc_pack_weights(p, w.data(), packed.data());
+    const auto want = blocked(conv_reference(p, x, w, b.data(), nullptr, relu), p.N, p.M, p.OH * p.OW);
+    for (const NchwcIsa isa : {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512}) {
+      if (!conv_nchwc_isa_supported(isa)) continue;
+      for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float> y(static_cast<size_t>(out), -3.f);
+        conv_nchwc_f32(p, x.data(), packed.data(), b.data(), nullptr, relu, y.data(), tp, isa);
+        INFO("C " << c.C << " M " << c.M << " k " << c.k << " isa " << static_cast<int>(isa));
+        CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("conv_nchwc_applicable wants blocks of 16 channels, sizes of at least 1 and pads of at least 0") {
   CHECK(conv_nchwc_applicable({1, 32, 8, 8, 64, 1, 1, 8, 8, 1, 1, 0, 0}));
   CHECK(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 2, 2, 1, 1}));
   CHECK_FALSE(conv_nchwc_applicable({1, 24, 8, 8, 64, 1, 1, 8, 8, 1, 1, 0, 0}));
+  CHECK(conv_nchwc_applicable({1, 24, 8, 8, 64, 1, 1, 8, 8, 1, 1, 0, 0, true}));  // plain input: any C
+  CHECK_FALSE(conv_nchwc_applicable({1, 3, 8, 8, 40, 1, 1, 8, 8, 1, 1, 0, 0, true}));
   CHECK_FALSE(conv_nchwc_applicable({1, 32, 8, 8, 40, 1, 1, 8, 8, 1, 1, 0, 0}));
   CHECK_FALSE(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 0, 2, 1, 1}));
   CHECK_FALSE(conv_nchwc_applicable({1, 32, 7, 7, 64, 3, 3, 4, 4, 2, 2, -1, 1}));
+}
+
+TEST_CASE("maxpool_nchwc_f32 is maxpool2d_f32 on the blocked tensors: pads, strides, dilation, NaN, empty windows") {
+  ThreadPool pool(2);
+  // ResNet's 3x3 stride-2 pad-1 pool on an odd plane; a dilated 2x2; a window past the image
+  // (pads larger than the kernel reach: windows with no element give -inf).
+  const Pool2dParams cases[] = {{1, 32, 13, 11, 3, 3, 7, 6, 2, 2, 1, 1, 1, 1},
+                                {2, 16, 8, 9, 2, 2, 6, 7, 1, 1, 0, 0, 2, 1},
+                                {1, 16, 4, 4, 2, 2, 4, 4, 2, 2, 3, 3, 1, 1}};
+  for (const Pool2dParams& p : cases) {
+    auto x = kiln_test::random_floats(static_cast<size_t>(p.N * p.C * p.H * p.W), 31);
+    x[5] = std::numeric_limits<float>::quiet_NaN();
+    x[x.size() - 3] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> want(static_cast<size_t>(p.N * p.C * p.OH * p.OW));
+    maxpool2d_f32(p, x.data(), want.data(), nullptr);
+    const auto xb = blocked(x, p.N, p.C, p.H * p.W), wb = blocked(want, p.N, p.C, p.OH * p.OW);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(wb.size(), 5.f);
+      maxpool_nchwc_f32(p, xb.data(), y.data(), tp);
+      REQUIRE(y.size() == wb.size());
+      for (size_t i = 0; i < y.size(); ++i) {
+        INFO("element " << i);
+        if (std::isnan(wb[i]))
+          CHECK(std::isnan(y[i]));
+        else
+          CHECK(y[i] == wb[i]);
+      }
+    }
+  }
 }

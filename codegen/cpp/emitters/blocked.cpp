@@ -1,5 +1,5 @@
-// Channel-blocked ops (ir/ops/blocked.cpp) through kiln/rt/conv_nchwc.h: the reorders, and
-// kiln.ConvNchwc with its weights packed now, at compile time.
+// Channel-blocked ops (ir/ops/blocked.cpp) through kiln/rt/conv_nchwc.h: the reorders,
+// kiln.ConvNchwc with its weights packed now, at compile time, and kiln.MaxPoolNchwc.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -22,8 +22,11 @@ void emit_reorder(EmitContext& ctx, const ir::Node& node, bool to_blocked) {
                        d[0], d[1], d[2] * d[3], ctx.in(node, 0), ctx.out(node, 0)));
 }
 
+// X of rank 4 is read as plain NCHW (ir/ops/blocked.cpp).
 std::optional<kiln::rt::ConvNchwcParams> params_of(const ir::Node& node) {
-  return ir::nchwc_conv_params(node, unblocked_dims(node.input(0)), dims_of(node.input(1)));
+  const bool x_nchw = node.input(0)->shape().rank() == 4;
+  return ir::nchwc_conv_params(node, x_nchw ? dims_of(node.input(0)) : unblocked_dims(node.input(0)),
+                               dims_of(node.input(1)), x_nchw);
 }
 
 std::string unsupported_conv(const ir::Node& node) {
@@ -40,13 +43,29 @@ bool packs_weights(const ir::Node&, size_t input) { return input == 1; }
 
 void emit_conv(EmitContext& ctx, const ir::Node& node) {
   const kiln::rt::ConvNchwcParams p = *params_of(node);
-  ctx.line(fmt::format("const kiln::rt::ConvNchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N,
-                       p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left));
+  ctx.line(fmt::format("const kiln::rt::ConvNchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}};", p.N,
+                       p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
+                       p.x_nchw ? ", true" : ""));
   std::vector<float> packed(kiln::rt::conv_nchwc_packed_floats(p));
   kiln::rt::conv_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
   ctx.line(fmt::format("kiln::rt::conv_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
                        ctx.add_weight_floats(packed), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
                        node.has_input(3) ? ctx.in(node, 3) : "nullptr", store_activation_expr(node), ctx.out(node, 0)));
+}
+
+std::string unsupported_maxpool(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (node.ints("kernel_shape").size() != 2) return "compiled kiln.MaxPoolNchwc pools over 2-D windows";
+  return "";
+}
+
+void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
+  const std::vector<int64_t> x = unblocked_dims(node.input(0));
+  const Window2d w = window_2d(node, {x[2], x[3]}, node.ints("kernel_shape"));
+  ctx.line(fmt::format("const kiln::rt::Pool2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
+                       x[0], x[1], w.H, w.W, w.KH, w.KW, w.OH, w.OW, w.stride_h, w.stride_w, w.pad_top, w.pad_left,
+                       w.dil_h, w.dil_w));
+  ctx.line(fmt::format("kiln::rt::maxpool_nchwc_f32(p, {}, {}, pool);", ctx.in(node, 0), ctx.out(node, 0)));
 }
 
 }  // namespace
@@ -58,6 +77,7 @@ void register_blocked_emitters(EmitterRegistry& r) {
         Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_reorder(ctx, node, false); },
                 .unsupported = require_f32});
   r.add("kiln.ConvNchwc", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .packs_input = packs_weights});
+  r.add("kiln.MaxPoolNchwc", Emitter{.emit = emit_maxpool, .unsupported = unsupported_maxpool});
 }
 
 }  // namespace kiln::codegen::cpp

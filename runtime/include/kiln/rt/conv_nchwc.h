@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kiln/rt/depthwise.h"
+#include "kiln/rt/pool.h"
 
 namespace kiln::rt {
 
@@ -28,9 +29,12 @@ struct ConvNchwcParams {
   int64_t N, C, H, W;
   int64_t M, KH, KW, OH, OW;
   int64_t stride_h, stride_w, pad_top, pad_left;
+  // The input is plain NCHW [N, C, H, W], any C (a network's stem reading its 3-channel image,
+  // which then needs no reorder); the output is blocked either way.
+  bool x_nchw = false;
 };
 
-// C and M multiples of 16, a kernel, strides and output of at least 1, pads >= 0.
+// C (unless x_nchw) and M multiples of 16, a kernel, strides and output of at least 1, pads >= 0.
 bool conv_nchwc_applicable(const ConvNchwcParams& p) noexcept;
 
 // The weights [M, C, KH, KW] packed for the kernel: per block of 16 output channels, per tap,
@@ -49,5 +53,11 @@ bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept;
 void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
                     const float* z, const StoreActivation& act, float* y, ThreadPool* pool,
                     NchwcIsa isa = NchwcIsa::automatic) noexcept;
+
+// MaxPool (2-D) on blocked x [N, C / 16, H, W, 16] into blocked y [N, C / 16, OH, OW, 16], C a
+// multiple of 16, as maxpool2d_f32 on the NCHW tensors: padding never wins, a NaN in the
+// window wins, a window with no input element gives -inf. ResNet's stem pools its blocked
+// output in place of a reorder to NCHW and back.
+void maxpool_nchwc_f32(const Pool2dParams& p, const float* x, float* y, ThreadPool* pool) noexcept;
 
 }  // namespace kiln::rt
