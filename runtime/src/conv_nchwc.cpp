@@ -38,6 +38,10 @@ struct Tile {
   float* y;          // the tile's first output value
   int64_t y_block;   // floats from one output block to the next (OH * OW * 16)
   StoreActivation act;
+  // Input channels [k0, k1) of the K summed now: the first range starts from zero, the others
+  // from the partial sums in y; only the last adds the bias and residual and applies act.
+  int64_t k0, k1;
+  bool first, last;
 };
 
 using TileFn = void (*)(const Tile& t);
@@ -63,7 +67,7 @@ __attribute__((always_inline)) inline void tap(const Tile& t, const float* __res
 #pragma GCC unroll 6
   for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * (kPlain ? 1 : kB);
   if constexpr (kPlain) {
-    for (int64_t c = 0; c < t.K; ++c) {
+    for (int64_t c = t.k0; c < t.k1; ++c) {
       const float* __restrict xc = row + c * t.x_block;
       vec16 wv[F];
 #pragma GCC unroll 4
@@ -78,7 +82,7 @@ __attribute__((always_inline)) inline void tap(const Tile& t, const float* __res
     }
     return;
   }
-  for (int64_t kb = 0; kb < t.K; kb += kB) {
+  for (int64_t kb = t.k0; kb < t.k1; kb += kB) {
     const float* __restrict xb = row + kb / kB * t.x_block;
     const float* __restrict wb = w + kb * kB;
 #pragma GCC unroll 16
@@ -100,6 +104,11 @@ __attribute__((always_inline)) inline void tap(const Tile& t, const float* __res
 template <int F, int P, bool kPlain>
 __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
   vec16 acc[P][F] = {};
+  if (!t.first)
+#pragma GCC unroll 4
+    for (int f = 0; f < F; ++f)
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) std::memcpy(&acc[p][f], t.y + f * t.y_block + p * kB, sizeof(vec16));
   for (int64_t kh = 0; kh < t.KH; ++kh) {
     const int64_t ih = t.ih0 + kh;
     if (ih < 0 || ih >= t.H) continue;
@@ -113,6 +122,13 @@ __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
       else if (lo < hi)
         tap<F, P, false, kPlain>(t, row, t.iw0 + kw, w, lo, hi, acc);
     }
+  }
+  if (!t.last) {
+#pragma GCC unroll 4
+    for (int f = 0; f < F; ++f)
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) std::memcpy(t.y + f * t.y_block + p * kB, &acc[p][f], sizeof(vec16));
+    return;
   }
   const vec16 zero = {}, lo = zero + t.act.lo, hi = zero + t.act.hi;
 #pragma GCC unroll 4
@@ -146,17 +162,23 @@ void portable_tile(const Tile& t, int F, int P, bool plain) {
   for (int f = 0; f < F; ++f)
     for (int p = 0; p < P; ++p) {
       float acc[kB] = {};
+      if (!t.first)
+        for (int64_t j = 0; j < kB; ++j) acc[j] = t.y[f * t.y_block + p * kB + j];
       for (int64_t kh = 0; kh < t.KH; ++kh)
         for (int64_t kw = 0; kw < t.KW; ++kw) {
           const int64_t ih = t.ih0 + kh, iw = t.iw0 + kw + p * t.sw;
           if (ih < 0 || ih >= t.H || iw < 0 || iw >= t.W) continue;
-          for (int64_t c = 0; c < t.K; ++c) {
+          for (int64_t c = t.k0; c < t.k1; ++c) {
             const float xv = plain ? t.x[c * t.x_block + ih * t.W + iw]
                                    : t.x[c / kB * t.x_block + (ih * t.W + iw) * kB + c % kB];
             const float* wr = t.w + f * t.w_block + ((kh * t.KW + kw) * t.K + c) * kB;
             for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
           }
         }
+      if (!t.last) {
+        std::memcpy(t.y + f * t.y_block + p * kB, acc, sizeof acc);
+        continue;
+      }
       for (int64_t j = 0; j < kB; ++j) {
         float v = acc[j];
         if (t.bias) v += t.bias[f * kB + j];
@@ -270,20 +292,53 @@ struct ConvJob {
   float* y;
   int64_t groups, rows, row_len, chunk, chunks;  // per image: rows x chunks of a row x output-block groups
   bool plane;  // a stride-1 1x1 without padding: the whole plane is one row
+  bool groups_outer;  // a group's units are neighbours, not a chunk's (spatial_inner)
+  int64_t k_chunk;    // input channels a pass over a group's positions (k_chunk_of)
   const Kernels* ks;
 };
 
-void run_unit(const ConvJob& j, int64_t unit) {
+// How a convolution's units are ordered. Usually the output groups of a chunk of positions are
+// neighbours: the chunk's input (about 128 KiB) stays in L2 while every group's weights stream
+// past it. Where all the weights outgrow L2 and the whole input fits in it, the positions of a
+// group are neighbours instead, so that each group's weights are read from memory once, not once
+// per chunk (ResNet-50's layer 4: 4-8 MB of weights, a 7 x 7 output read in 5-7 chunks); where
+// one group's weights outgrow half of L2 too (layer 4's stride-2 3x3: 1.2 MB a group), a unit is
+// a whole group, its input channels in chunks whose weights fit in a quarter of it.
+struct UnitOrder {
+  bool groups_outer = false;
+  int64_t k_chunk = 0;  // 0: all of C at once
+};
+
+UnitOrder unit_order(const ConvNchwcParams& p, int64_t per) {
+  constexpr int64_t kL2 = 1 << 20;
+  // Weight bytes per input channel: of one group, and of all.
+  const int64_t per_channel = per * kB * p.KH * p.KW * static_cast<int64_t>(sizeof(float));
+  const int64_t all_per_channel = p.M * p.KH * p.KW * static_cast<int64_t>(sizeof(float));
+  UnitOrder o;
+  if (all_per_channel * p.C <= kL2 ||
+      p.C * p.H * p.W * static_cast<int64_t>(sizeof(float)) > kL2)
+    return o;
+  o.groups_outer = true;
+  if (per_channel * p.C <= kL2 / 2) return o;
+  const int64_t step = p.x_nchw ? 1 : kB, fit = (kL2 / 4) / per_channel;
+  const int64_t chunks = (p.C + fit - 1) / (fit > 0 ? fit : 1);
+  o.k_chunk = ((p.C + chunks - 1) / chunks + step - 1) / step * step;  // near-equal chunks of whole blocks
+  if (o.k_chunk >= p.C) o.k_chunk = 0;
+  return o;
+}
+
+void run_tiles(const ConvJob& j, int64_t n, int64_t g, int64_t row, int64_t chunk, int64_t k0, int64_t k1) {
   const ConvNchwcParams& p = *j.p;
-  // The groups of a chunk of positions are neighbours: they read the same input.
-  const int64_t g = unit % j.groups, chunk = unit / j.groups % j.chunks, row = unit / (j.groups * j.chunks) % j.rows,
-                n = unit / (j.groups * j.chunks * j.rows);
   const Kernels& ks = *j.ks;
   const int64_t MB = p.M / kB, per = ks.max_f > 0 ? ks.max_f : 1;
   const int64_t b0 = g * per, F = MB - b0 < per ? MB - b0 : per;
   const int64_t c0 = chunk * j.chunk, c1 = c0 + j.chunk < j.row_len ? c0 + j.chunk : j.row_len;
   Tile t{};
   t.K = p.C;
+  t.k0 = k0;
+  t.k1 = k1;
+  t.first = k0 == 0;
+  t.last = k1 == p.C;
   t.x_block = p.H * p.W * (p.x_nchw ? 1 : kB);
   t.x = j.x + n * p.C * p.H * p.W;  // C * H * W floats an image either way
   t.H = j.plane ? 1 : p.H;
@@ -308,6 +363,26 @@ void run_unit(const ConvJob& j, int64_t unit) {
     else
       portable_tile(t, static_cast<int>(F), static_cast<int>(P), p.x_nchw);
   }
+}
+
+void run_unit(const ConvJob& j, int64_t unit) {
+  const ConvNchwcParams& p = *j.p;
+  if (j.k_chunk < p.C) {
+    // One group of one image, its input channels in chunks (each chunk's weights kept in L2 over
+    // all the group's positions), partial sums in y between them.
+    const int64_t g = unit % j.groups, n = unit / j.groups;
+    for (int64_t k0 = 0; k0 < p.C; k0 += j.k_chunk)
+      for (int64_t row = 0; row < j.rows; ++row)
+        for (int64_t chunk = 0; chunk < j.chunks; ++chunk)
+          run_tiles(j, n, g, row, chunk, k0, k0 + j.k_chunk < p.C ? k0 + j.k_chunk : p.C);
+    return;
+  }
+  // The groups of a chunk of positions are neighbours (they read the same input), or the chunks of
+  // a group (they read the same weights).
+  const int64_t spatial = j.chunks * j.rows;
+  const int64_t g = j.groups_outer ? unit / spatial % j.groups : unit % j.groups;
+  const int64_t s = j.groups_outer ? unit % spatial : unit / j.groups % spatial;
+  run_tiles(j, unit / (j.groups * spatial), g, s / j.chunks, s % j.chunks, 0, p.C);
 }
 
 #if KILN_X86_KERNELS
@@ -513,9 +588,12 @@ void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packe
                      p.pad_left == 0 && p.OH == p.H && p.OW == p.W;
   const int64_t row_len = plane ? p.OH * p.OW : p.OW, rows = plane ? 1 : p.OH;
   const int64_t chunk = chunk_positions(p);
+  const UnitOrder order = unit_order(p, per);
   ConvJob job{&p, x, packed_w, bias, z, act, y, (p.M / kB + per - 1) / per, rows, row_len, chunk,
-              (row_len + chunk - 1) / chunk, plane, &ks};
-  parallel_for_balanced(pool, p.N * job.groups * rows * job.chunks, [j = &job](int64_t u0, int64_t u1) {
+              (row_len + chunk - 1) / chunk, plane, order.groups_outer, order.k_chunk > 0 ? order.k_chunk : p.C,
+              &ks};
+  const int64_t units = p.N * job.groups * (job.k_chunk < p.C ? 1 : rows * job.chunks);
+  parallel_for_balanced(pool, units, [j = &job](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) run_unit(*j, u);
   });
 }

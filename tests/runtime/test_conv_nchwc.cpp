@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -77,7 +78,11 @@ TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding
                         {1, 48, 14, 14, 48, 1, 1, 1, 0}, {1, 64, 13, 11, 32, 1, 2, 2, 0},
                         {2, 16, 9, 7, 64, 1, 2, 1, 0},   {1, 128, 3, 4, 96, 1, 1, 1, 0},
                         {1, 32, 14, 14, 48, 3, 2, 2, 1}, {2, 16, 13, 9, 32, 3, 2, 2, 1},
-                        {1, 16, 8, 15, 16, 3, 1, 1, 1},  {1, 32, 9, 10, 16, 3, 1, 2, 0}};
+                        {1, 16, 8, 15, 16, 3, 1, 1, 1},  {1, 32, 9, 10, 16, 3, 1, 2, 0},
+                        // Weights past L2 (ResNet-50's layer 4): a group's positions as neighbours
+                        // (2 MB, 256 KiB a group), and also its input channels in chunks with
+                        // partial sums in y (2.4 MB, 1.2 MB a group of 64 outputs).
+                        {1, 1024, 9, 9, 512, 1, 2, 2, 0}, {1, 512, 9, 9, 128, 3, 2, 2, 1}};
   for (const Case& c : cases)
     for (int variant = 0; variant < 4; ++variant) {
       const int64_t OH = (c.H + 2 * c.pad - c.k) / c.sh + 1, OW = (c.W + 2 * c.pad - c.k) / c.sw + 1;
@@ -109,7 +114,8 @@ TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding
                     << c.sw << " pad " << c.pad
                     << " variant " << variant << " isa " << static_cast<int>(isa) << " threads "
                     << (tp ? tp->size() : 1));
-          CHECK(kiln_test::max_rel_diff(y, want) < 1e-5);
+          // fp32 sums of C * KH * KW products against double ones: the error grows as their root.
+          CHECK(kiln_test::max_rel_diff(y, want) < 1e-5 * std::max(1.0, std::sqrt(p.C * p.KH * p.KW / 256.0)));
           if (serial.empty())
             serial = y;
           else

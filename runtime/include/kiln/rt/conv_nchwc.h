@@ -48,7 +48,8 @@ enum class NchwcIsa { automatic, portable, avx2, avx512 };
 bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept;
 
 // y = act(conv(x, w) + bias + z): bias [M] or nullptr, z (the residual, y's shape and layout)
-// or nullptr. Each output value is summed over the taps and input channels in order, whatever
+// or nullptr. Each output value is summed over the taps and input channels in an order the
+// shape fixes (where a group's weights outgrow L2, chunk by chunk of input channels), whatever
 // the thread count.
 void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
                     const float* z, const StoreActivation& act, float* y, ThreadPool* pool,
