@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/x86_dispatch.h"
 
@@ -275,7 +276,7 @@ bool attention_f32(const AttentionParams& p, const float* q, const float* k, con
   std::atomic<bool> ok{true};
   [[maybe_unused]] const bool avx2 = cpu_has_avx2_fma();
   parallel_for(pool, p.batch * p.q_heads * blocks, [&](int64_t t0, int64_t t1) {
-    float* mem = static_cast<float*>(std::malloc(floats * sizeof(float)));
+    auto* mem = static_cast<float*>(thread_buffer(ThreadBuffer::attention, floats * sizeof(float)));
     if (mem == nullptr) {
       ok = false;
       return;
@@ -296,7 +297,6 @@ bool attention_f32(const AttentionParams& p, const float* q, const float* k, con
 #endif
       attend_block_baseline(p, q, k, v, y, block, chunk, w);
     }
-    std::free(mem);
   });
   return ok;
 }

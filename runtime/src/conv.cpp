@@ -6,6 +6,7 @@
 #include "kiln/rt/conv_direct.h"
 #include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
 #include "kiln/rt/x86_dispatch.h"
@@ -398,25 +399,13 @@ void panels_from_padded(const Conv2dParams& params, const PaddedInput& xp, float
 // packing buffers); a PaddedInput with p == nullptr otherwise, or if the buffer cannot grow.
 PaddedInput prepare_padded(const Conv2dParams& p, const float* xg, ThreadPool* pool) {
   if (!use_padded(p)) return PaddedInput{};
-  struct Buffer {
-    float* p = nullptr;
-    int64_t n = 0;
-    ~Buffer() { std::free(p); }
-  };
-  thread_local Buffer buf;
   PaddedInput g = padded_geometry(p);
   const int64_t cg = p.C / p.group, floats = padded_input_floats(g, cg);
-  if (buf.n < floats) {
-    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-    float* q = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (q == nullptr) return PaddedInput{};
-    std::free(buf.p);
-    buf.p = q;
-    buf.n = floats;
-  }
-  float* out = buf.p + kPaddedSlack;
-  std::memset(buf.p, 0, sizeof(float) * kPaddedSlack);
-  std::memset(buf.p + floats - kPaddedSlack, 0, sizeof(float) * kPaddedSlack);
+  auto* buf = static_cast<float*>(thread_buffer(ThreadBuffer::conv_padded, static_cast<size_t>(floats) * sizeof(float)));
+  if (buf == nullptr) return PaddedInput{};
+  float* out = buf + kPaddedSlack;
+  std::memset(buf, 0, sizeof(float) * kPaddedSlack);
+  std::memset(buf + floats - kPaddedSlack, 0, sizeof(float) * kPaddedSlack);
   struct Args {
     const Conv2dParams* p;
     const PaddedInput* g;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/x86_dispatch.h"
 
@@ -651,25 +652,12 @@ float* alloc_floats(int64_t n) {
   return static_cast<float*>(std::aligned_alloc(64, bytes));
 }
 
-// This thread's packing buffer for operand `which` (0: A, 1: B) of at least `floats` floats:
-// grown when a call needs more and kept for the next, so that GEMMs on the hot path (one per
-// convolution chunk, 36 per Winograd chunk) do not allocate. nullptr if it cannot grow.
+// This thread's packing buffer for operand `which` (0: A, 1: B) of at least `floats` floats
+// (thread_buffer: GEMMs on the hot path, one per convolution chunk and 36 per Winograd chunk,
+// do not allocate). nullptr if it cannot grow.
 float* packing_buffer(int which, int64_t floats) {
-  struct Buffer {
-    float* p = nullptr;
-    int64_t n = 0;
-    ~Buffer() { std::free(p); }
-  };
-  thread_local Buffer buffers[2];
-  Buffer& b = buffers[which];
-  if (b.n < floats) {
-    float* q = alloc_floats(floats);
-    if (q == nullptr) return nullptr;
-    std::free(b.p);
-    b.p = q;
-    b.n = floats;
-  }
-  return b.p;
+  return static_cast<float*>(thread_buffer(which == 0 ? ThreadBuffer::gemm_a : ThreadBuffer::gemm_b,
+                                           static_cast<size_t>(floats) * sizeof(float)));
 }
 
 // Unblocked fallback, used only when the packing buffers cannot be allocated.

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kiln/rt/requant_avx512.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -209,24 +210,24 @@ __attribute__((target("avx2,avx512f,avx512bw"))) void pack_x_4panels(const unsig
 #endif
 
 // Panels [p0, p1) of the K x N matrix src (row k at src + k * ld), as u8 (s8 flipped by
-// 128): panel[g * 64 + j * 4 + t] = src[4g + t, 16 panel + j], zero beyond K and N. With
-// `sums`, also sums[j] = the sum over k of the stored values of column j. `wide`: AVX-512 (BW)
-// may be used.
-void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t flip, uint8_t* out,
+// 128): panel[g * 64 + j * 4 + t] = src[4g + t, 16 panel + j], zero beyond K and N, panel pn
+// at out + (pn - base) * kq * 64. With `sums`, also sums[j] = the sum over k of the stored
+// values of column j. `wide`: AVX-512 (BW) may be used.
+void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t flip, uint8_t* out, int64_t base,
             int32_t* sums, int64_t p0, int64_t p1, bool wide) {
   const int64_t kq = k_groups(K);
 #if KILN_QCONV_X86
   // Runs of 4 whole panels: their whole groups of 4 rows at once (the rest below).
   if (wide && sums == nullptr && K >= 4)
     for (; p0 + 4 <= p1 && (p0 + 4) * kNR <= N; p0 += 4) {
-      pack_x_4panels(src, ld, K / 4, flip, out + p0 * kq * 64, kq * 64, p0 * kNR);
+      pack_x_4panels(src, ld, K / 4, flip, out + (p0 - base) * kq * 64, kq * 64, p0 * kNR);
       if (K % 4 == 0) continue;
       const int64_t g = K / 4;  // the last group, zero beyond K
       for (int64_t pn = p0; pn < p0 + 4; ++pn)
         for (int64_t j = 0; j < kNR; ++j)
           for (int64_t t = 0; t < 4; ++t) {
             const int64_t k = g * 4 + t;
-            out[pn * kq * 64 + g * 64 + j * 4 + t] =
+            out[(pn - base) * kq * 64 + g * 64 + j * 4 + t] =
                 k < K ? static_cast<uint8_t>(src[k * ld + pn * kNR + j] ^ flip) : uint8_t{0};
           }
     }
@@ -235,7 +236,7 @@ void pack_x(const unsigned char* src, int64_t ld, int64_t K, int64_t N, uint8_t 
 #endif
   for (int64_t pn = p0; pn < p1; ++pn) {
     const int64_t j0 = pn * kNR, nj = std::min(kNR, N - j0);
-    uint8_t* panel = out + pn * kq * 64;
+    uint8_t* panel = out + (pn - base) * kq * 64;
     for (int64_t g = 0; g < kq; ++g) {
       uint8_t* d = panel + g * 64;
 #if KILN_QCONV_X86
@@ -441,12 +442,14 @@ __attribute__((target("avx2,avx512f,avx512bw"))) void pack_from_xp_wide(const Co
 // Panels [p0, p1) (pack_x's layout, K in (kh, kw, c) order) from XP (at xp + 64, flipped as
 // the panels store it). A panel's pixels are runs of consecutive columns of an output row; lane
 // j of a run starting at lane l0 of output row oh, column ow0, reads output pixel
-// (oh, ow0 + j - l0)'s bytes at each tap. Lanes beyond the plane hold 0.
-void pack_from_xp(const Conv2dParams& p, const uint8_t* xp, uint8_t* out, int64_t p0, int64_t p1, bool wide) {
+// (oh, ow0 + j - l0)'s bytes at each tap. Lanes beyond the plane hold 0. Panel pn is at
+// out + (pn - base) * kq * 64.
+void pack_from_xp(const Conv2dParams& p, const uint8_t* xp, uint8_t* out, int64_t base, int64_t p0, int64_t p1,
+                  bool wide) {
   const XpLayout L = xp_layout(p);
   const int64_t N = p.OH * p.OW, kq = k_groups(patch_len(p)), cbs = p.C / 4;
   for (int64_t pn = p0; pn < p1; ++pn) {
-    uint8_t* panel = out + pn * kq * 64;
+    uint8_t* panel = out + (pn - base) * kq * 64;
     // The runs: lanes [l0, l1) from output row oh, columns from ow0.
     int64_t run_src[kNR];  // xp + 64 + run_src[r] + lane * 4 is lane's byte at tap (0, 0), channel block 0
     int64_t run_l0[kNR], run_l1[kNR];
@@ -484,11 +487,12 @@ void pack_from_xp(const Conv2dParams& p, const uint8_t* xp, uint8_t* out, int64_
 }
 
 // sums[j] of panels [p0, p1) of packed activations: the sum over K of column j's stored
-// values (pack_x's sums, for panels built otherwise; zero beyond K and N).
-void panel_sums(const uint8_t* packed, int64_t K, int64_t N, int32_t* sums, int64_t p0, int64_t p1) {
+// values (pack_x's sums, for panels built otherwise; zero beyond K and N). Panel pn is at
+// packed + (pn - base) * kq * 64.
+void panel_sums(const uint8_t* packed, int64_t base, int64_t K, int64_t N, int32_t* sums, int64_t p0, int64_t p1) {
   const int64_t kq = k_groups(K);
   for (int64_t pn = p0; pn < p1; ++pn) {
-    const uint8_t* panel = packed + pn * kq * 64;
+    const uint8_t* panel = packed + (pn - base) * kq * 64;
     uint32_t t[kNR] = {};
     for (int64_t i = 0; i < kq * 64; ++i) t[i % 64 / 4] += panel[i];
     for (int64_t j = 0; j < kNR && pn * kNR + j < N; ++j) sums[pn * kNR + j] = static_cast<int32_t>(t[j]);
@@ -501,7 +505,7 @@ struct GroupProblem {
   int64_t K, M, N;           // patch length, channels of the group, output pixels
   const int8_t* panels;      // packed weights
   const int32_t* row_sums;
-  const uint8_t* x;          // packed activations
+  const uint8_t* x;          // packed activations, from panel x_panel0 on
   const int32_t* col_sums;   // null when every weight zero point is 0
   uint32_t x_zero;           // of the stored (u8) activations
   const int32_t* w_zero;     // per channel of the whole conv (1 or all), or null
@@ -515,6 +519,7 @@ struct GroupProblem {
   // group, what is added to the sums (zero-point terms and bias) and the scale; else null.
   const int32_t* add;
   const float* scale;
+  int64_t x_panel0 = 0;
 };
 
 uint32_t w_zero_of(const GroupProblem& q, int64_t m) {
@@ -560,12 +565,12 @@ void run_tiles(const GroupProblem& q, int64_t mp0, int64_t mp1, int64_t np0, int
       for (int64_t pn = nb; pn < nb_end; ++pn) {
         const int64_t j0 = pn * kNR;
         if (q.requant_kernel && q.add) {
-          q.requant_kernel(kq, w, q.x + pn * kq * 64, static_cast<int>(rows), std::min(kNR, q.N - j0), q.add + m0,
+          q.requant_kernel(kq, w, q.x + (pn - q.x_panel0) * kq * 64, static_cast<int>(rows), std::min(kNR, q.N - j0), q.add + m0,
                            q.scale + m0, q.out, static_cast<unsigned char*>(q.out.y) + (q.channel0 + m0) * q.N + j0,
                            q.N);
           continue;
         }
-        q.kernel(kq, w, q.x + pn * kq * 64, acc, static_cast<int>(rows));
+        q.kernel(kq, w, q.x + (pn - q.x_panel0) * kq * 64, acc, static_cast<int>(rows));
         finish(q, acc, m0, rows, j0, std::min(kNR, q.N - j0));
       }
     }
@@ -645,24 +650,40 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
         src = cols;
       }
       int32_t* s = q.col_sums ? sums : nullptr;
-      // Activation panels [a, b), with their column sums when needed.
-      auto pack = [&](int64_t a, int64_t b) {
-        if (!xp_path) return pack_x(src, plane, K, plane, flip, xpack, s, a, b, wide);
-        pack_from_xp(p, cols, xpack, a, b, wide);
-        if (s) panel_sums(xpack, K, plane, s, a, b);
+      // Activation panels [a, b), with their column sums when needed, into `to` (which holds
+      // panels from `base` on).
+      auto pack = [&](uint8_t* to, int64_t base, int64_t a, int64_t b) {
+        if (!xp_path) return pack_x(src, plane, K, plane, flip, to, base, s, a, b, wide);
+        pack_from_xp(p, cols, to, base, a, b, wide);
+        if (s) panel_sums(to, base, K, plane, s, a, b);
       };
       const int64_t m_panels = (mg + kMR - 1) / kMR;
       const int threads = pool ? pool->size() : 1;
       if (threads == 1 || n_panels >= 2 * threads || n_panels >= m_panels) {
         // Split by pixel panels (as run_group would): each thread packs the panels it then
-        // multiplies, in one parallel loop (one wait for the threads instead of two).
+        // multiplies, in one parallel loop (one wait for the threads instead of two), a block
+        // at a time into a buffer of its own, which stays in its core's cache from one layer
+        // to the next (the shared scratch did not: its lines moved between the cores).
+        const int64_t block = std::max<int64_t>(1, kBlockBytes / (k_groups(K) * 64));
         parallel_for_balanced(pool, n_panels, [&](int64_t a, int64_t b) {
-          pack(a, b);
-          run_tiles(q, 0, m_panels, a, b);
+          auto* own = static_cast<uint8_t*>(
+              thread_buffer(ThreadBuffer::qconv_panels, static_cast<size_t>(std::min(block, b - a) * k_groups(K) * 64)));
+          if (own == nullptr) {
+            pack(xpack, 0, a, b);
+            return run_tiles(q, 0, m_panels, a, b);
+          }
+          GroupProblem qt = q;
+          qt.x = own;
+          for (int64_t c = a; c < b; c += block) {
+            const int64_t e = std::min(b, c + block);
+            pack(own, c, c, e);
+            qt.x_panel0 = c;
+            run_tiles(qt, 0, m_panels, c, e);
+          }
         });
         continue;
       }
-      parallel_for(pool, n_panels, pack);
+      parallel_for(pool, n_panels, [&](int64_t a, int64_t b) { pack(xpack, 0, a, b); });
       run_group(q, pool);
     }
 }
@@ -1156,7 +1177,9 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 #if KILN_QCONV_X86
       if (vbmi) {
         // Sums of a plane for an output other than plain 8 bits (qgemm's epilogue), 16 to spare.
-        int32_t* acc = plain ? nullptr : static_cast<int32_t*>(std::malloc(static_cast<size_t>(plane + 16) * sizeof(int32_t)));
+        auto* acc = plain ? nullptr
+                          : static_cast<int32_t*>(thread_buffer(ThreadBuffer::qdepthwise_sums,
+                                                                static_cast<size_t>(plane + 16) * sizeof(int32_t)));
         if (!plain && acc == nullptr) return;  // out of memory: the output stays unwritten
         const bool s8_out = out.type == KILN_I8;
         if (x.a_signed && s8_out)
@@ -1167,11 +1190,11 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
           depthwise_vbmi<uint8_t, true>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
         else
           depthwise_vbmi<uint8_t, false>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, o, n, m0, m1, acc);
-        std::free(acc);
         return;
       }
       if (vectorized) {
-        int32_t* buffer = static_cast<int32_t*>(std::malloc(depthwise_buffer_ints(p) * sizeof(int32_t)));
+        auto* buffer = static_cast<int32_t*>(
+            thread_buffer(ThreadBuffer::qdepthwise_sums, depthwise_buffer_ints(p) * sizeof(int32_t)));
         if (buffer == nullptr) return;  // out of memory: the output stays unwritten
         if (x.a_signed)
           depthwise_avx2(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, w_zero_point,
@@ -1179,11 +1202,11 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
         else
           depthwise_avx2(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, w_zero_point,
                          w_zero_point_count, o, n, m0, m1, buffer, avx512);
-        std::free(buffer);
         return;
       }
 #endif
-      int32_t* acc = static_cast<int32_t*>(std::malloc(static_cast<size_t>(plane) * sizeof(int32_t)));
+      auto* acc = static_cast<int32_t*>(
+          thread_buffer(ThreadBuffer::qdepthwise_sums, static_cast<size_t>(plane) * sizeof(int32_t)));
       if (acc == nullptr) return;  // out of memory: the output stays unwritten
       if (x.a_signed)
         depthwise_rows(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, w_zero_point, w_zero_point_count,
@@ -1191,7 +1214,6 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
       else
         depthwise_rows(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, w_zero_point,
                        w_zero_point_count, o, n, m0, m1, acc);
-      std::free(acc);
     });
   }
 }

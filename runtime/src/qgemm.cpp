@@ -11,6 +11,7 @@
 
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/requant_avx512.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -524,14 +525,14 @@ void run_unpacked(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t 
 void run_block(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const int64_t m = i1 - i0, kq = k_groups(p.K);
   const int64_t panels = (m + kMR - 1) / kMR;
-  uint8_t* apack = static_cast<uint8_t*>(std::malloc(static_cast<size_t>(panels * kq * kMR * 4)));
-  uint32_t* row_sums = static_cast<uint32_t*>(std::malloc(static_cast<size_t>(m) * sizeof(uint32_t)));
-  if (apack == nullptr || row_sums == nullptr) {
-    std::free(apack);
-    std::free(row_sums);
+  const size_t apack_bytes = static_cast<size_t>(panels * kq * kMR * 4 + 63) / 64 * 64;
+  auto* apack = static_cast<uint8_t*>(
+      thread_buffer(ThreadBuffer::qgemm_panels, apack_bytes + static_cast<size_t>(m) * sizeof(uint32_t)));
+  if (apack == nullptr) {
     run_unpacked(p, i0, i1, j0, j1);  // out of memory: slow, but the result is the same
     return;
   }
+  auto* row_sums = reinterpret_cast<uint32_t*>(apack + apack_bytes);
   pack_a(p.a + i0 * p.lda, p.lda, p.a_signed, m, p.K, apack, row_sums);
   alignas(64) int32_t acc[kMR * kNR];
   const int64_t block_cols = std::max<int64_t>(kNR, kBlockBytes / (kq * 64) * kNR);
@@ -546,8 +547,6 @@ void run_block(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
       }
     }
   }
-  std::free(apack);
-  std::free(row_sums);
 }
 
 }  // namespace

@@ -283,6 +283,9 @@ const Conv2dParams kConvCases[] = {
     // several pieces for parallel_for_balanced at 2 threads (shares of 50 panels, 20 channels)
     {1, 8, 40, 40, 12, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1}, // 1x1, 100 panels
     {1, 40, 6, 6, 40, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 40},   // depthwise, 40 channels
+    // long K: a thread's panels packed and multiplied a block at a time (16 and 14 panels)
+    {1, 1024, 40, 40, 5, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1}, // 1x1, 100 panels
+    {1, 128, 30, 30, 4, 3, 3, 30, 30, 1, 1, 1, 1, 1, 1, 1},  // 3x3 from the interleaved input, 57 panels
 };
 
 }  // namespace
