@@ -599,6 +599,17 @@ size_t packed_x_bytes(const Conv2dParams& p) {
 size_t col_sum_bytes(const Conv2dParams& p) { return static_cast<size_t>(round_up(p.OH * p.OW, kNR) * 4); }
 size_t channel_terms_bytes(const Conv2dParams& p) { return static_cast<size_t>(round_up(p.M / p.group * 12, 64)); }
 
+// Whether a 1x1 convolution read directly (`packable`: no column sums either) splits its output
+// channels between the threads rather than its pixels: one that widens its input at least
+// four times (an inverted residual block's expansion, which a depthwise layer reads), on a plane
+// small enough that every thread packing all of it costs little. MobileNetV2 int8 at 2 threads:
+// the 14 x 14 expansions and the depthwise layers after them 5-7 us faster each; at 112 x 112
+// the expansion was 6 us slower.
+bool channel_split(const Conv2dParams& p, bool packable, int64_t m_panels, int64_t n_panels, int threads) {
+  const int64_t K = patch_len(p);
+  return packable && p.M / p.group >= 4 * K && p.OH * p.OW <= 4096 && m_panels >= 2 * threads && n_panels >= threads;
+}
+
 void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const int32_t* w_zero_point,
                int64_t w_zero_point_count, const QGemmOutput& out, unsigned char* scratch, ThreadPool* pool,
                QGemmIsa isa) {
@@ -659,12 +670,39 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
       };
       const int64_t m_panels = (mg + kMR - 1) / kMR;
       const int threads = pool ? pool->size() : 1;
+      const int64_t block = std::max<int64_t>(1, kBlockBytes / (k_groups(K) * 64));
+      if (threads > 1 && channel_split(p, direct && s == nullptr, m_panels, n_panels, threads)) {
+        // Each thread packs every panel itself, a block at a time into its own buffer, and
+        // multiplies them by its share of the weight panels: it writes a contiguous part of the
+        // output's channels, the part of them that its share of the depthwise layer after reads
+        // (both split channels in halves), instead of a piece of every channel's plane. Whole
+        // shares are claimed (a piece of one would pack everything again).
+        parallel_for_balanced_slots(
+            pool, m_panels,
+            [&](int64_t a, int64_t b, int t) {
+              const int64_t kq = k_groups(K);
+              auto* own = static_cast<uint8_t*>(
+                  thread_buffer(ThreadBuffer::qconv_panels, static_cast<size_t>(std::min(block, n_panels) * kq * 64)));
+              // Out of memory: a panel at a time in the shared scratch's panel t, this thread's.
+              const int64_t step = own ? block : 1;
+              if (own == nullptr) own = xpack + t * kq * 64;
+              GroupProblem qt = q;
+              qt.x = own;
+              for (int64_t c = 0; c < n_panels; c += step) {
+                const int64_t e = std::min(n_panels, c + step);
+                pack(own, c, c, e);
+                qt.x_panel0 = c;
+                run_tiles(qt, a, b, c, e);
+              }
+            },
+            m_panels);
+        continue;
+      }
       if (threads == 1 || n_panels >= 2 * threads || n_panels >= m_panels) {
         // Split by pixel panels (as run_group would): each thread packs the panels it then
         // multiplies, in one parallel loop (one wait for the threads instead of two), a block
         // at a time into a buffer of its own, which stays in its core's cache from one layer
         // to the next (the shared scratch did not: its lines moved between the cores).
-        const int64_t block = std::max<int64_t>(1, kBlockBytes / (k_groups(K) * 64));
         parallel_for_balanced(pool, n_panels, [&](int64_t a, int64_t b) {
           auto* own = static_cast<uint8_t*>(
               thread_buffer(ThreadBuffer::qconv_panels, static_cast<size_t>(std::min(block, b - a) * k_groups(K) * 64)));

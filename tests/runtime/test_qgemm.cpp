@@ -286,6 +286,9 @@ const Conv2dParams kConvCases[] = {
     // long K: a thread's panels packed and multiplied a block at a time (16 and 14 panels)
     {1, 1024, 40, 40, 5, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1}, // 1x1, 100 panels
     {1, 128, 30, 30, 4, 3, 3, 30, 30, 1, 1, 1, 1, 1, 1, 1},  // 3x3 from the interleaved input, 57 panels
+    // a 1x1 widening its input 5 times: split by output channels on threads (without zero points)
+    {1, 8, 12, 14, 40, 1, 1, 12, 14, 1, 1, 0, 0, 1, 1, 1},
+    {1, 4, 7, 7, 70, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1},      // 49 pixels, 12 weight panels
 };
 
 }  // namespace
@@ -348,6 +351,7 @@ TEST_CASE("qconv2d pixels as the broadcast operand: extreme values exact on ever
 
 TEST_CASE("qconv2d requantized u8/s8 output matches qlinear_conv2d") {
   uint32_t seed = 90;
+  ThreadPool pool(2);
   for (const Conv2dParams& p : kConvCases) {
     CAPTURE(p.C);
     CAPTURE(p.KH);
@@ -388,12 +392,16 @@ TEST_CASE("qconv2d requantized u8/s8 output matches qlinear_conv2d") {
       for (QGemmIsa isa : kIsas) {
         if (!qgemm_isa_supported(isa)) continue;
         CAPTURE(qgemm_isa_name(isa));
-        qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), nullptr, 0, out,
-                scratch.empty() ? nullptr : scratch.data(), nullptr, isa);
-        if (type == KILN_U8)
-          CHECK(got_u == want_u);
-        else
-          CHECK(got_s == want_s);
+        for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          std::fill(got_u.begin(), got_u.end(), 1);
+          std::fill(got_s.begin(), got_s.end(), 1);
+          qconv2d(p, QGemmA{x.data(), 0, false, xz}, packed.data(), nullptr, 0, out,
+                  scratch.empty() ? nullptr : scratch.data(), tp, isa);
+          if (type == KILN_U8)
+            CHECK(got_u == want_u);
+          else
+            CHECK(got_s == want_s);
+        }
       }
     }
   }
