@@ -25,6 +25,7 @@ struct StaticQuantization {
   std::set<std::string> keep_fp32;                 // nodes left in fp32 (--max-error)
   std::optional<passes::ActivationRanges> ranges;  // calibrated by the first load, then reused
   std::vector<std::string> quantized;              // the nodes the last load quantized
+  ir::DType activations = ir::DType::U8;           // --activation-type
 };
 
 struct LoadOptions {

@@ -19,7 +19,7 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
          },
          "fp32 (default); fp16 or bf16: float weights stored in half precision (half the size), computed in "
          "fp32; int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: static "
-         "quantization calibrated on --calibration DIR (Conv/MatMul/Gemm weights int8 per channel, activations u8)")
+         "quantization calibrated on --calibration DIR (Conv/MatMul/Gemm weights int8 per channel, activations u8 or s8)")
       ->type_name("PRECISION");
   cmd->add_option("--calibration", options.calibration_dir,
                   "sample inputs for the precision report (and int8 calibration): one sub-directory per sample "
@@ -46,6 +46,14 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
          "int8 with --calibration-method percentile: the share of each activation's values (in %) its range keeps "
          "(default 99.99)")
       ->type_name("P");
+  cmd->add_option_function<std::string>(
+         "--activation-type",
+         [o](const std::string& text) {
+           if (text != "u8" && text != "s8") throw CLI::ValidationError("--activation-type", "expected u8 or s8, got '" + text + "'");
+           o->activations = text == "s8" ? ir::DType::I8 : ir::DType::U8;
+         },
+         "int8: the activations' type, u8 (default) or s8, asymmetric per tensor either way")
+      ->type_name("TYPE");
   cmd->add_option_function<double>(
          "--max-error",
          [o](double e) {
@@ -79,6 +87,7 @@ void check_precision_options(const PrecisionOptions& options) {
   }
   if (options.calibration_set) fail("--calibration-method and --calibration-percentile apply to --precision int8 only");
   if (options.max_error) fail("--max-error applies to --precision int8 only");
+  if (options.activations) fail("--activation-type applies to --precision int8 only");
 }
 
 }  // namespace kiln::cli

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/dtype.h"
 #include "passes/calibrate.h"
 #include "passes/precision.h"
 
@@ -20,6 +21,7 @@ struct PrecisionOptions {
   passes::CalibrationOptions calibration;
   bool calibration_set = false;  // one of those was given
   std::optional<double> max_error;  // int8: --max-error E
+  std::optional<ir::DType> activations;  // int8: --activation-type u8|s8
 };
 
 // Adds the options to `cmd`, filling `options`.

@@ -115,6 +115,7 @@ std::unique_ptr<ir::Graph> load_int8_model(const std::string& model, const LoadO
   std::unique_ptr<ir::Graph> fp32 = load_model(model, fp32_load, quiet);
   q.samples = read_samples(precision.calibration_dir, *fp32, load.limits);
   q.calibration = precision.calibration;
+  q.activations = precision.activations.value_or(ir::DType::U8);
   std::unique_ptr<ir::Graph> graph = load_model(model, load, timer);
   if (precision.max_error) graph = keep_worst_in_fp32(model, load, *fp32, std::move(graph), *precision.max_error, timer, notes);
 
@@ -124,7 +125,8 @@ std::unique_ptr<ir::Graph> load_int8_model(const std::string& model, const LoadO
       ++int8_ops[n->op()];
   std::vector<std::string> ops;
   for (const auto& [op, count] : int8_ops) ops.push_back(fmt::format("{} {}", op, count));
-  notes.insert(notes.begin(), fmt::format("{} layers quantized ({} calibration on {} sample{}): {}", q.quantized.size(),
+  notes.insert(notes.begin(), fmt::format("{} layers quantized ({} activations, {} calibration on {} sample{}): {}",
+                                          q.quantized.size(), q.activations == ir::DType::I8 ? "s8" : "u8",
                                           passes::calibration_method_name(q.calibration.method), q.samples.size(),
                                           q.samples.size() == 1 ? "" : "s",
                                           ops.empty() ? std::string("no int8 ops") : fmt::format("{}", fmt::join(ops, ", "))));

@@ -8,9 +8,9 @@
 //   MatMul(x, W) or Gemm(x, W, C)
 //     -> MatMulInteger(QuantizeLinear(x), Wq) * (x_scale * w_scale) [+ C]   (f32 result)
 //
-// Activations u8 per tensor, asymmetric: scale (max - min) / 255 over the range widened to
-// include 0, zero point round(-min / scale). Weights (constant f32) s8, symmetric per output
-// channel (passes/integer_matmul.h). A value is quantized once, however many read it. Ops that
+// Activations u8 (or s8) per tensor, asymmetric: scale (max - min) / 255 over the range widened
+// to include 0, zero point round(-min / scale) (s8: that - 128). Weights (constant f32) s8,
+// symmetric per output channel (passes/integer_matmul.h). A value is quantized once, however many read it. Ops that
 // only move values (MaxPool, Flatten, Reshape, ...) pass on their input's parameters, so that
 // DequantizeLinear -> op -> QuantizeLinear can run on the 8-bit values; an Add of two quantized
 // values reads their DequantizeLinears (a residual Add in 8 bits after fuse_qdq). fuse_qdq, which runs
@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 
+#include "ir/error.h"
 #include "ir/op_registry.h"
 #include "passes/calibrate.h"
 #include "passes/integer_matmul.h"
@@ -35,15 +36,17 @@ namespace {
 
 struct QuantParams {
   float scale = 1;
-  uint8_t zero_point = 0;
+  int32_t zero_point = 0;  // of the activations' type
 };
 
-QuantParams u8_params(const ActivationRange& r) {
+// The range's parameters for u8 (`is_signed` false) or s8: the same 256 levels, s8's zero
+// point 128 lower.
+QuantParams activation_params(const ActivationRange& r, bool is_signed) {
   const double lo = std::min<double>(r.min, 0), hi = std::max<double>(r.max, 0);
   QuantParams p;
   const float scale = static_cast<float>((hi - lo) / 255.0);
   p.scale = scale > 0 && std::isfinite(scale) ? scale : 1.0f;
-  p.zero_point = static_cast<uint8_t>(std::clamp(std::nearbyint(-lo / p.scale), 0.0, 255.0));
+  p.zero_point = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / p.scale), 0.0, 255.0)) - (is_signed ? 128 : 0);
   return p;
 }
 
@@ -65,7 +68,9 @@ struct Quantized {
 
 class StaticQuantizer {
  public:
-  explicit StaticQuantizer(ir::Graph& graph) : graph_(graph) { take_ranges(); }
+  StaticQuantizer(ir::Graph& graph, ir::DType activations) : graph_(graph), activations_(activations) {
+    take_ranges();
+  }
 
   bool quantize(ir::Node& n) { return n.op() == "Conv" ? quantize_conv(n) : quantize_matmul(n); }
 
@@ -112,12 +117,12 @@ class StaticQuantizer {
       auto d = dequantized_.find(v->name());
       if (d != dequantized_.end()) {
         const Quantized& q = by_value_.at(d->second);
-        return QuantParams{q.scale->constant().data<float>()[0], q.zero_point->constant().data<uint8_t>()[0]};
+        return QuantParams{q.scale->constant().data<float>()[0], static_cast<int32_t>(q.zero_point->constant().as_double(0))};
       }
     }
     auto r = ranges_.find(x->name());
     if (r == ranges_.end()) return std::nullopt;
-    return u8_params(r->second);
+    return activation_params(r->second, activations_ == ir::DType::I8);
   }
 
   // x's quantization, made once (a QuantizeLinear right after x is computed); null when x
@@ -134,8 +139,11 @@ class StaticQuantizer {
     q.of = x->name();
     q.scale = graph_.add_constant(graph_.unique_value_name(x->name() + ".scale"),
                                   ir::Tensor::from_vector<float>(ir::DType::F32, {}, {p->scale}));
-    q.zero_point = graph_.add_constant(graph_.unique_value_name(x->name() + ".zero_point"),
-                                       ir::Tensor::from_vector<uint8_t>(ir::DType::U8, {}, {p->zero_point}));
+    q.zero_point = graph_.add_constant(
+        graph_.unique_value_name(x->name() + ".zero_point"),
+        activations_ == ir::DType::I8
+            ? ir::Tensor::from_vector<int8_t>(ir::DType::I8, {}, {static_cast<int8_t>(p->zero_point)})
+            : ir::Tensor::from_vector<uint8_t>(ir::DType::U8, {}, {static_cast<uint8_t>(p->zero_point)}));
     q.q = add_node_after(graph_, x, "QuantizeLinear", {x, q.scale, q.zero_point}, x->name() + ".q")->output(0);
     return &(by_value_[x->name()] = q);
   }
@@ -211,6 +219,7 @@ class StaticQuantizer {
   }
 
   ir::Graph& graph_;
+  ir::DType activations_;
   std::map<std::string, ActivationRange> ranges_;     // by value name
   std::map<std::string, Quantized> by_value_;         // by the name of the f32 value quantized
   std::map<std::string, std::string> dequantized_;    // DequantizeLinear result -> that f32 value
@@ -218,8 +227,11 @@ class StaticQuantizer {
 
 }  // namespace
 
-std::vector<std::string> quantize_static_except(ir::Graph& graph, const std::set<std::string>& keep_fp32) {
-  StaticQuantizer quantizer(graph);
+std::vector<std::string> quantize_static_except(ir::Graph& graph, const std::set<std::string>& keep_fp32,
+                                                ir::DType activations) {
+  if (activations != ir::DType::U8 && activations != ir::DType::I8)
+    fail("quantize_static: activations are u8 or s8, not {}", ir::dtype_name(activations));
+  StaticQuantizer quantizer(graph, activations);
   std::vector<ir::Node*> candidates;
   for (const auto& n : graph.nodes())
     if (n->op() == "Conv" || n->op() == "MatMul" || n->op() == "Gemm") candidates.push_back(n.get());

@@ -1,6 +1,6 @@
-"""A QDQ model from onnxruntime.quantization (static, per-channel s8 weights, u8 activations),
-imported by kiln: its outputs, interpreted and compiled, must be within one quantization step
-of the output (plus float noise) of ONNX Runtime running the same model.
+"""QDQ models from onnxruntime.quantization (static, per-channel s8 weights, u8 and s8
+activations), imported by kiln: their outputs, interpreted and compiled, must be within one
+quantization step of the output (plus float noise) of ONNX Runtime running the same model.
 
   quant_qdq.py KILN WORK_DIR
 """
@@ -117,16 +117,14 @@ def large_per_tensor(kiln, work):
     return ok
 
 
-def main():
-    kiln, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
-    src = os.path.join(REPO, "models", "cnn")
-    x = np.load(os.path.join(src, "input_0.npy"))
-    pre, qdq = os.path.join(work, "pre.onnx"), os.path.join(work, "qdq.onnx")
-    quant_pre_process(os.path.join(src, "model.onnx"), pre, skip_symbolic_shape=True)
+def qdq_against_ort(kiln, work, pre, x, activations):
+    """pre quantized by onnxruntime.quantization (QDQ, per-channel s8 weights, `activations` u8 or
+    s8), imported by kiln, interpreted and compiled: within one output step of ORT's result."""
     name = onnx.load(pre).graph.input[0].name
+    qdq = os.path.join(work, f"qdq_{activations}.onnx")
     quantize_static(pre, qdq, Samples(name, x.shape), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                    activation_type=QuantType.QInt8 if activations == "s8" else QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
     model = onnx.load(qdq)
     out_name = model.graph.output[0].name
     # The scale of the last QuantizeLinear before the output: one step of the output.
@@ -138,32 +136,47 @@ def main():
     want = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, {name: x})[0]
     np.save(os.path.join(work, "x.npy"), x)
 
-    ir = run([kiln, "compile", qdq, "-o", os.path.join(work, "exe"), "--print-ir-after", "fuse_qdq"]).stderr
+    exe_dir = os.path.join(work, f"exe_{activations}")
+    ir = run([kiln, "compile", qdq, "-o", exe_dir, "--name", "qdq", "--print-ir-after", "fuse_qdq"]).stderr
     fused = ir.count("= QLinearConv(")
-    print(f"QLinearConv after fuse_qdq: {fused}; output step {step:g}")
+    print(f"{activations} activations: QLinearConv after fuse_qdq: {fused}; output step {step:g}")
     if fused == 0:
-        sys.exit("FAIL: fuse_qdq turned no Conv into QLinearConv")
-    exe = os.path.join(work, "exe", "qdq")
-    run([exe, os.path.join(work, "x.npy"), "-o", os.path.join(work, "compiled")])
-    run([kiln, "run", qdq, os.path.join(work, "x.npy"), "-o", os.path.join(work, "interpreted")])
+        print(f"FAIL: {activations} activations: fuse_qdq turned no Conv into QLinearConv")
+        return False
+    ok = True
+    run([os.path.join(exe_dir, "qdq"), os.path.join(work, "x.npy"), "-o", os.path.join(work, f"compiled_{activations}")])
+    run([kiln, "run", qdq, os.path.join(work, "x.npy"), "-o", os.path.join(work, f"interpreted_{activations}")])
     tol = step * 1.001 + 1e-5 * float(np.abs(want).max())
-    failed = False
     for how in ("interpreted", "compiled"):
-        files = os.listdir(os.path.join(work, how))
-        got = np.load(os.path.join(work, how, files[0]))
+        d = os.path.join(work, f"{how}_{activations}")
+        got = np.load(os.path.join(d, os.listdir(d)[0]))
         err = float(np.abs(got.astype(np.float64) - want).max())
         steps = err / step if step else float("nan")
-        print(f"{how}: max |kiln - ORT| = {err:.6g} ({steps:.2f} steps), "
+        print(f"{activations} activations, {how}: max |kiln - ORT| = {err:.6g} ({steps:.2f} steps), "
               f"{int(np.sum(got != want))}/{want.size} elements differ")
         if got.shape != want.shape or not err <= tol:
+            ok = False
+    return ok
+
+
+def main():
+    kiln, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(REPO, "models", "cnn")
+    x = np.load(os.path.join(src, "input_0.npy"))
+    pre = os.path.join(work, "pre.onnx")
+    quant_pre_process(os.path.join(src, "model.onnx"), pre, skip_symbolic_shape=True)
+    failed = False
+    for activations in ("u8", "s8"):
+        if not qdq_against_ort(kiln, work, pre, x, activations):
             failed = True
     if not operator_form(kiln, work):
         failed = True
     if not large_per_tensor(kiln, work):
         failed = True
     if failed:
-        sys.exit(f"FAIL: kiln differs from ONNX Runtime (QDQ: by more than one step, {tol:g}; operator form and "
-                 f"large per-tensor Quantize/DequantizeLinear: at all)")
+        sys.exit("FAIL: kiln differs from ONNX Runtime (QDQ: by more than one step; operator form and "
+                 "large per-tensor Quantize/DequantizeLinear: at all)")
     print("ok")
 
 

@@ -1,6 +1,6 @@
 """Static int8 quantization (kiln compile --precision int8 --calibration DIR): the digits CNN's
-test accuracy in int8 against fp32, for every calibration method; that the compiled model runs
-int8 kernels; the weights' size; --max-error.
+test accuracy in int8 against fp32, for every calibration method and with s8 activations; that
+the compiled model runs int8 kernels; the weights' size; --max-error.
 
 Run: .venv/bin/python tests/quantization/static_test.py KILN WORK
 
@@ -75,6 +75,22 @@ def test_digits():
         got = logits_per_image(out, x)
         accuracy[f"int8 {method}"] = float((got.argmax(1) == labels).mean())
         errors[method] = float(np.abs(got - fp32).max())
+        if method == "minmax":
+            u8_logits = got
+    # s8 activations: the same 256 levels as u8, zero points 128 lower, so the integer sums
+    # (x - zx) w, and the logits, are exactly those of u8
+    out = os.path.join(WORK, "int8_s8")
+    p, r = compile_int8(out, "--activation-type", "s8")
+    notes = " ".join(r["notes"])
+    check("s8 activations" in notes and "QLinearConv 2" in notes and "MatMulInteger 2" in notes,
+          f"int8 s8: both Convs are QLinearConv on s8 activations and both Gemms MatMulInteger ({r['notes'][0]})")
+    source = open(os.path.join(out, "src", "model.cpp")).read()
+    check(source.count("QGemmA{reinterpret_cast<const int8_t*>") == 4,
+          "int8 s8: the four int8 kernels read s8 activations")
+    got = logits_per_image(out, x)
+    accuracy["int8 s8 minmax"] = float((got.argmax(1) == labels).mean())
+    check(np.array_equal(got, u8_logits), f"int8 s8: logits equal u8's (max abs difference "
+          f"{float(np.abs(got - u8_logits).max()):.3g})")
     print("digits test accuracy on %d images: %s" % (len(x), ", ".join(f"{k} {v * 100:.2f}%" for k, v in accuracy.items())))
     print("max abs logit error against fp32 (largest |logit| %.3g): %s" % (
         float(np.abs(fp32).max()), ", ".join(f"{k} {v:.3g}" for k, v in errors.items())))
@@ -112,7 +128,9 @@ def test_errors():
              (["--precision", "fp32", "--calibration-method", "entropy"], "apply to --precision int8 only"),
              (["--precision", "fp16", "--max-error", "1"], "--max-error applies to --precision int8 only"),
              (["--precision", "int8", "--calibration", CALIBRATION, "--calibration-percentile", "0"],
-              "--calibration-percentile")]
+              "--calibration-percentile"),
+             (["--precision", "int8", "--calibration", CALIBRATION, "--activation-type", "u16"], "--activation-type"),
+             (["--precision", "bf16", "--activation-type", "s8"], "--activation-type applies to --precision int8 only")]
     for extra, message in cases:
         p = run_kiln(KILN, "compile", MODEL, "-o", out, "--dim", "batch=1", *extra, expect_ok=False)
         check(p.returncode > 0 and message in p.stderr, f"kiln compile {' '.join(extra)}: fails with '{message}'")
