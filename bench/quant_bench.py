@@ -19,6 +19,10 @@ batch 1):
    own kiln int8 / ORT int8 ratio.
    CPU time (all threads of the process) is reported too, for kiln and ONNX Runtime: on a
    shared machine it is the steadier comparison (ORT's includes its spinning workers).
+5. at more than one thread, probes the cores before each round (bench/core_latency.cpp: ns a
+   cache line streamed from CPU 0 to CPU 1), and prints for each such row the probe's range
+   and the paired ratio over the rounds where the cores were close (under 2 ns a line; 3+ when
+   the VM's cores are far apart, where every layer reading the other thread's output slows).
 
 When kiln has `--precision int8` (its own static quantization; detected from `kiln compile
 --help`), the fp32 model is also compiled that way, calibrated on the same 8 inputs, and timed
@@ -39,6 +43,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 
 import numpy as np
@@ -128,6 +133,17 @@ def output_step(path):
     return float(inits[n.input[1]]) if n is not None and n.op_type == "DequantizeLinear" else float("nan")
 
 
+CLOSE_NS_PER_LINE = 2.0  # bench/core_latency.cpp's streamed figure: about 0.7-1.0 close, 3+ far
+
+
+def streamed_ns_per_line(probe):
+    try:
+        c = subprocess.run(B.TIMED_PREFIX + [probe], capture_output=True, text=True, timeout=60)
+        return float(c.stdout.split()[1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return float("nan")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(REPO, "build", "bench"))
@@ -147,6 +163,7 @@ def main():
     threads = [int(t) for t in a.threads.split(",")]
     model_dir = os.path.join(a.out, "models")
     manifest = B.generate_models(a.python, model_dir, [1], models)
+    probe = B.build_core_latency(a.out) if any(t > 1 for t in threads) else None
     rows = []
     for name in models:
         entry = next(e for e in manifest.values() if e["model"] == name and e["batch"] in (1, None))
@@ -184,7 +201,10 @@ def main():
               f"vs kiln fp32 {err_fp32:.2e} of scale, same top-1: {top1}")
         for t in threads:
             kf, kq, oq, of, kf_cpu, kq_cpu, oq_cpu, ks, ks_cpu = [], [], [], [], [], [], [], [], []
+            cores = []  # the probe before each round (ns a line), at more than one thread
             for _ in range(a.rounds):
+                if t > 1:
+                    cores.append(streamed_ns_per_line(probe))
                 wall, cpu = B.time_kiln(exe_f, in_args, t, a.runs)
                 kf.append(wall)
                 kf_cpu.append(cpu)
@@ -206,6 +226,12 @@ def main():
                        int8_vs_ort_steps=err_ort / step,
                        int8_vs_fp32_rel=err_fp32, same_top1=top1)
             row.update(kiln_fp32_rounds_ms=kf, kiln_int8_rounds_ms=kq, ort_int8_rounds_ms=oq, ort_fp32_rounds_ms=of)
+            if cores:
+                row["cores_ns_per_line_rounds"] = cores
+                close = [k / o for k, o, c in zip(kq, oq, cores) if c < CLOSE_NS_PER_LINE]
+                row["close_rounds"] = len(close)
+                if close:
+                    row["int8_over_ort_int8_paired_close"] = statistics.median(close)
             row["int8_over_fp32"] = row["kiln_int8_ms"] / row["kiln_fp32_ms"]
             # CPU time: what the cores spent on each, meaningful on a shared machine too.
             row["int8_over_fp32_cpu"] = row["kiln_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
@@ -234,6 +260,15 @@ def main():
               f"{r['ort_fp32_ms']:.2f} | {r['int8_vs_ort_steps']:.2f} | {r['kiln_fp32_cpu_ms']:.1f} / "
               f"{r['kiln_int8_cpu_ms']:.1f} / {r['ort_int8_cpu_ms']:.1f} | {r['int8_over_fp32_cpu']:.2f} | "
               f"{r['int8_over_ort_int8_cpu']:.2f} |")
+    for r in rows:
+        if "cores_ns_per_line_rounds" not in r:
+            continue
+        c = r["cores_ns_per_line_rounds"]
+        line = (f"{r['model']} at {r['threads']} threads: the cores streamed a line in {min(c):.2f}-{max(c):.2f} ns "
+                f"before the rounds; {r['close_rounds']} of {len(c)} rounds with them close (< {CLOSE_NS_PER_LINE} ns)")
+        if "int8_over_ort_int8_paired_close" in r:
+            line += f", paired kiln/ORT int8 in those {r['int8_over_ort_int8_paired_close']:.2f}"
+        print(line)
     static = [r for r in rows if "kiln_static_int8_ms" in r]
     if static:
         print("\nkiln --precision int8 (its own static quantization of the fp32 model):")
