@@ -117,7 +117,8 @@ class StaticQuantizer {
       auto d = dequantized_.find(v->name());
       if (d != dequantized_.end()) {
         const Quantized& q = by_value_.at(d->second);
-        return QuantParams{q.scale->constant().data<float>()[0], static_cast<int32_t>(q.zero_point->constant().as_double(0))};
+        return QuantParams{q.scale->constant().data<float>()[0],
+                           static_cast<int32_t>(q.zero_point->constant().as_double(0))};
       }
     }
     auto r = ranges_.find(x->name());

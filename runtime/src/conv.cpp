@@ -401,7 +401,8 @@ PaddedInput prepare_padded(const Conv2dParams& p, const float* xg, ThreadPool* p
   if (!use_padded(p)) return PaddedInput{};
   PaddedInput g = padded_geometry(p);
   const int64_t cg = p.C / p.group, floats = padded_input_floats(g, cg);
-  auto* buf = static_cast<float*>(thread_buffer(ThreadBuffer::conv_padded, static_cast<size_t>(floats) * sizeof(float)));
+  auto* buf =
+      static_cast<float*>(thread_buffer(ThreadBuffer::conv_padded, static_cast<size_t>(floats) * sizeof(float)));
   if (buf == nullptr) return PaddedInput{};
   float* out = buf + kPaddedSlack;
   std::memset(buf, 0, sizeof(float) * kPaddedSlack);

@@ -565,9 +565,9 @@ void run_tiles(const GroupProblem& q, int64_t mp0, int64_t mp1, int64_t np0, int
       for (int64_t pn = nb; pn < nb_end; ++pn) {
         const int64_t j0 = pn * kNR;
         if (q.requant_kernel && q.add) {
-          q.requant_kernel(kq, w, q.x + (pn - q.x_panel0) * kq * 64, static_cast<int>(rows), std::min(kNR, q.N - j0), q.add + m0,
-                           q.scale + m0, q.out, static_cast<unsigned char*>(q.out.y) + (q.channel0 + m0) * q.N + j0,
-                           q.N);
+          q.requant_kernel(kq, w, q.x + (pn - q.x_panel0) * kq * 64, static_cast<int>(rows), std::min(kNR, q.N - j0),
+                           q.add + m0, q.scale + m0, q.out,
+                           static_cast<unsigned char*>(q.out.y) + (q.channel0 + m0) * q.N + j0, q.N);
           continue;
         }
         q.kernel(kq, w, q.x + (pn - q.x_panel0) * kq * 64, acc, static_cast<int>(rows));
@@ -704,8 +704,8 @@ void gemm_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pack
         // at a time into a buffer of its own, which stays in its core's cache from one layer
         // to the next (the shared scratch did not: its lines moved between the cores).
         parallel_for_balanced(pool, n_panels, [&](int64_t a, int64_t b) {
-          auto* own = static_cast<uint8_t*>(
-              thread_buffer(ThreadBuffer::qconv_panels, static_cast<size_t>(std::min(block, b - a) * k_groups(K) * 64)));
+          const auto own_bytes = static_cast<size_t>(std::min(block, b - a) * k_groups(K) * 64);
+          auto* own = static_cast<uint8_t*>(thread_buffer(ThreadBuffer::qconv_panels, own_bytes));
           if (own == nullptr) {
             pack(xpack, 0, a, b);
             return run_tiles(q, 0, m_panels, a, b);
