@@ -44,7 +44,8 @@ std::vector<std::string> pipeline_for_level(int level) {
     p.push_back(name);
   if (level == 1) return p;
   for (const char* name : {"recognize_layer_norm", "recognize_gelu", "recognize_swish", "recognize_attention",
-                           "fuse_matmul_add", "fuse_epilogue", "fuse_expand_depthwise", "layout_nchwc", "fuse_elementwise",
+                           "fuse_matmul_add", "fuse_epilogue", "fuse_expand_depthwise", "layout_nchwc", "layout_nhwc",
+                           "fuse_elementwise",
                            "eliminate_dead_code"})
     p.push_back(name);
   return p;

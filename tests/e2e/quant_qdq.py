@@ -117,11 +117,14 @@ def large_per_tensor(kiln, work):
     return ok
 
 
-def qdq_against_ort(kiln, work, pre, x, activations):
+def qdq_against_ort(kiln, work, pre, x, activations, channels_last=False):
     """pre quantized by onnxruntime.quantization (QDQ, per-channel s8 weights, `activations` u8 or
-    s8), imported by kiln, interpreted and compiled: within one output step of ORT's result."""
+    s8), imported by kiln, interpreted and compiled: within one output step of ORT's result.
+    `channels_last`: layout_nhwc must have turned its int8 1x1 and depthwise convolutions into
+    kiln.QLinearConvNhwc, each of them compiled (0 left as QLinearConv but the stem)."""
     name = onnx.load(pre).graph.input[0].name
-    qdq = os.path.join(work, f"qdq_{activations}.onnx")
+    tag = ("nhwc_" if channels_last else "") + activations
+    qdq = os.path.join(work, f"qdq_{tag}.onnx")
     quantize_static(pre, qdq, Samples(name, x.shape), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8 if activations == "s8" else QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
@@ -136,27 +139,84 @@ def qdq_against_ort(kiln, work, pre, x, activations):
     want = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, {name: x})[0]
     np.save(os.path.join(work, "x.npy"), x)
 
-    exe_dir = os.path.join(work, f"exe_{activations}")
-    ir = run([kiln, "compile", qdq, "-o", exe_dir, "--name", "qdq", "--print-ir-after", "fuse_qdq"]).stderr
-    fused = ir.count("= QLinearConv(")
-    print(f"{activations} activations: QLinearConv after fuse_qdq: {fused}; output step {step:g}")
+    exe_dir = os.path.join(work, f"exe_{tag}")
+    ir = run([kiln, "compile", qdq, "-o", exe_dir, "--name", "qdq", "--print-ir-after", "fuse_qdq",
+              "--print-ir-after", "layout_nhwc"]).stderr
+    after_fuse, after_layout = ir.split("layout_nhwc", 1) if "layout_nhwc" in ir else (ir, "")
+    fused = after_fuse.count("= QLinearConv(")
+    print(f"{tag}: QLinearConv after fuse_qdq: {fused}; output step {step:g}")
     if fused == 0:
-        print(f"FAIL: {activations} activations: fuse_qdq turned no Conv into QLinearConv")
+        print(f"FAIL: {tag}: fuse_qdq turned no Conv into QLinearConv")
         return False
+    if channels_last:
+        nhwc, left = after_layout.count("= kiln.QLinearConvNhwc("), after_layout.count("= QLinearConv(")
+        print(f"{tag}: after layout_nhwc: {nhwc} kiln.QLinearConvNhwc, {left} QLinearConv")
+        if nhwc != fused - 1 or left != 1:
+            print(f"FAIL: {tag}: layout_nhwc should convert every convolution but the stem")
+            return False
     ok = True
-    run([os.path.join(exe_dir, "qdq"), os.path.join(work, "x.npy"), "-o", os.path.join(work, f"compiled_{activations}")])
-    run([kiln, "run", qdq, os.path.join(work, "x.npy"), "-o", os.path.join(work, f"interpreted_{activations}")])
+    for threads in ("1", "2"):
+        run([os.path.join(exe_dir, "qdq"), os.path.join(work, "x.npy"), "--threads", threads, "-o",
+             os.path.join(work, f"compiled{threads}_{tag}")])
+    run([kiln, "run", qdq, os.path.join(work, "x.npy"), "-o", os.path.join(work, f"interpreted_{tag}")])
     tol = step * 1.001 + 1e-5 * float(np.abs(want).max())
-    for how in ("interpreted", "compiled"):
-        d = os.path.join(work, f"{how}_{activations}")
+    for how in ("interpreted", "compiled1", "compiled2"):
+        d = os.path.join(work, f"{how}_{tag}")
         got = np.load(os.path.join(d, os.listdir(d)[0]))
         err = float(np.abs(got.astype(np.float64) - want).max())
         steps = err / step if step else float("nan")
-        print(f"{activations} activations, {how}: max |kiln - ORT| = {err:.6g} ({steps:.2f} steps), "
+        print(f"{tag} activations, {how}: max |kiln - ORT| = {err:.6g} ({steps:.2f} steps), "
               f"{int(np.sum(got != want))}/{want.size} elements differ")
         if got.shape != want.shape or not err <= tol:
             ok = False
     return ok
+
+
+def mobilenet_blocks(work):
+    """A small MobileNetV2-like float model (a 3x3 stem, then inverted residual blocks: 1x1
+    expansion, depthwise 3x3 of stride 1 or 2, 1x1 projection, residual Add), for the int8
+    chain that layout_nhwc runs channels-last. Returns its path and an input."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    inits, nodes = [], []
+
+    def weight(name, shape):
+        fan_in = int(np.prod(shape[1:]))
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name))
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape[0]) * 0.1).astype(np.float32), name + "_b"))
+
+    def conv(x, name, cin, cout, k, stride=1, group=1, relu=True):
+        weight(name, [cout, cin // group, k, k])
+        nodes.append(helper.make_node("Conv", [x, name, name + "_b"], [name + "_y"], kernel_shape=[k, k],
+                                      pads=[k // 2] * 4, strides=[stride, stride], group=group))
+        if not relu:
+            return name + "_y"
+        nodes.append(helper.make_node("Relu", [name + "_y"], [name + "_r"]))
+        return name + "_r"
+
+    def block(x, name, cin, cout, stride):
+        h = conv(x, name + "_expand", cin, cin * 4, 1)
+        h = conv(h, name + "_dw", cin * 4, cin * 4, 3, stride, group=cin * 4)
+        h = conv(h, name + "_project", cin * 4, cout, 1, relu=False)
+        if stride == 1 and cin == cout:
+            nodes.append(helper.make_node("Add", [x, h], [name + "_add"]))
+            return name + "_add"
+        return h
+
+    h = conv("x", "stem", 3, 16, 3)
+    h = block(h, "b1", 16, 16, 1)
+    h = block(h, "b2", 16, 24, 2)
+    h = block(h, "b3", 24, 24, 1)
+    h = block(h, "b4", 24, 24, 1)
+    nodes.append(helper.make_node("GlobalAveragePool", [h], ["pooled"]))
+    nodes.append(helper.make_node("Flatten", ["pooled"], ["flat"]))
+    inits.append(numpy_helper.from_array((rng.standard_normal((10, 24)) * 0.3).astype(np.float32), "fc"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc"], ["logits"], transB=1))
+    graph = helper.make_graph(nodes, "blocks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 14, 14])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    path = os.path.join(work, "blocks.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path, rng.standard_normal((1, 3, 14, 14)).astype(np.float32)
 
 
 def main():
@@ -169,6 +229,12 @@ def main():
     failed = False
     for activations in ("u8", "s8"):
         if not qdq_against_ort(kiln, work, pre, x, activations):
+            failed = True
+    blocks, xb = mobilenet_blocks(work)
+    blocks_pre = os.path.join(work, "blocks_pre.onnx")
+    quant_pre_process(blocks, blocks_pre, skip_symbolic_shape=True)
+    for activations in ("u8", "s8"):
+        if not qdq_against_ort(kiln, work, blocks_pre, xb, activations, channels_last=True):
             failed = True
     if not operator_form(kiln, work):
         failed = True

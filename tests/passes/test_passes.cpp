@@ -109,6 +109,7 @@ TEST_CASE("fuse_matmul_add") { run_file("fuse_matmul_add"); }
 TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
 TEST_CASE("fuse_expand_depthwise") { run_file("fuse_expand_depthwise"); }
 TEST_CASE("layout_nchwc") { run_file("layout_nchwc"); }
+TEST_CASE("layout_nhwc") { run_file("layout_nhwc"); }
 TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
 TEST_CASE("fuse_qdq") { run_file("fuse_qdq"); }
 TEST_CASE("quantize_dynamic") { run_file("quantize_dynamic"); }

@@ -1,5 +1,6 @@
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
-// ConvInteger, QLinearConv and kiln.QLinearAdd:
+// ConvInteger, QLinearConv, kiln.QLinearAdd and the channels-last kiln.QLinearConvNhwc,
+// kiln.ToNhwc and kiln.FromNhwc (kiln/rt/qconv_nhwc.h):
 // calls to the runtime's loops (kiln/rt/quantize.h, kiln/rt/qlinear.h), the functions kiln's
 // reference runs too. When the weights and the quantization parameters are constants, the
 // integer matmuls and convolutions run on the int8 GEMM instead (kiln/rt/qgemm.h, qconv.h:
@@ -8,9 +9,11 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "ir/ops/channels_last.h"
 #include "ir/ops/qlinear.h"
 #include "ir/ops/quantize.h"
 #include "kiln/rt/qconv.h"
+#include "kiln/rt/qconv_nhwc.h"
 #include "kiln/rt/qgemm.h"
 #include "kiln/rt/qlinear.h"
 
@@ -329,6 +332,43 @@ void emit_qlinear_add(EmitContext& ctx, const ir::Node& node) {
   emit_chunks(ctx, numel_of(node.output(0)), call);
 }
 
+// kiln.QLinearConvNhwc: layout_nhwc makes it only where qconv2d_nhwc runs it (ir::nhwc_conv_runs).
+std::string unsupported_qlinear_conv_nhwc(const ir::Node& node) {
+  if (!fast_conv(node, 3) || !ir::nhwc_conv_runs(node))
+    return "compiled kiln.QLinearConvNhwc needs constant weights, f32 scales, constant zero points (the weights' 0 "
+           "for s8, 128 for u8) and bias, and a 1x1 (no padding, C a multiple of 4) or depthwise convolution";
+  return "";
+}
+
+void emit_qlinear_conv_nhwc(EmitContext& ctx, const ir::Node& n) {
+  const kiln::rt::Conv2dParams p = ir::nhwc_conv_params(n);
+  const std::string packed =
+      packed_weights(ctx, kiln::rt::qconv2d_nhwc_packed_weight_bytes(p), [&](unsigned char* out) {
+        visit_weight(n.input(3), [&](const auto* data) { kiln::rt::qconv2d_nhwc_pack_weights(p, data, out); });
+      });
+  const std::vector<float> m = multipliers(n, p.M);
+  const std::string scale =
+      fmt::format("reinterpret_cast<const float*>({})", ctx.add_weight_bytes(m.data(), m.size() * 4));
+  emit_output(ctx, n, n.has_input(8) ? ctx.in(n, 8) : "", scale, p.M, constant_zero_point(n, 7));
+  ctx.line(fmt::format("kiln::rt::qconv2d_nhwc({}, kiln::rt::QGemmA{{{}, 0, {}, {}}}, {}, qout, pool);",
+                       conv_params_literal(p), ctx.in(n, 0), is_signed_8bit(n.input(0)), constant_zero_point(n, 2),
+                       packed));
+}
+
+bool packs_qlinear_conv_nhwc(const ir::Node&, size_t i) { return i == 3; }
+
+std::string unsupported_transpose_nhwc(const ir::Node& node) {
+  return ir::dtype_size(node.input(0)->dtype()) == 1 ? "" : "compiled kiln.ToNhwc and kiln.FromNhwc move 8-bit tensors";
+}
+
+// kiln.ToNhwc (to_nhwc) or kiln.FromNhwc: each image's [rows][cols] transposed.
+void emit_transpose_nhwc(EmitContext& ctx, const ir::Node& node, bool to_nhwc) {
+  const std::vector<int64_t> d = dims_of(node.input(0));
+  const int64_t rows = to_nhwc ? d[1] : d[1] * d[2], cols = to_nhwc ? d[2] * d[3] : d[3];
+  ctx.line(fmt::format("kiln::rt::transpose_planes_8bit({}, {}, {}, {}, {}, pool);", d[0], rows, cols,
+                       ctx.in(node, 0), ctx.out(node, 0)));
+}
+
 }  // namespace
 
 void register_quantize_emitters(EmitterRegistry& r) {
@@ -342,6 +382,14 @@ void register_quantize_emitters(EmitterRegistry& r) {
   r.add("QLinearConv",
         Emitter{.emit = emit_qlinear_conv, .scratch_bytes = qlinear_conv_scratch, .packs_input = packs_qlinear_conv});
   r.add("kiln.QLinearAdd", Emitter{.emit = emit_qlinear_add});
+  r.add("kiln.QLinearConvNhwc", Emitter{.emit = emit_qlinear_conv_nhwc, .unsupported = unsupported_qlinear_conv_nhwc,
+                                        .packs_input = packs_qlinear_conv_nhwc});
+  r.add("kiln.ToNhwc",
+        Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_transpose_nhwc(ctx, node, true); },
+                .unsupported = unsupported_transpose_nhwc});
+  r.add("kiln.FromNhwc",
+        Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_transpose_nhwc(ctx, node, false); },
+                .unsupported = unsupported_transpose_nhwc});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -30,6 +30,7 @@
 #include "kiln/rt/pool_nd.h"
 #include "kiln/rt/profile.h"
 #include "kiln/rt/qconv.h"
+#include "kiln/rt/qconv_nhwc.h"
 #include "kiln/rt/qgemm.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"

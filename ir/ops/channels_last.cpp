@@ -1,0 +1,131 @@
+// Channels-last (NHWC) 8-bit tensors and the ops on them, made only by passes/layout_nhwc.cpp.
+// kiln.ToNhwc and kiln.FromNhwc are Transposes of a rank-4 tensor (perm 0 2 3 1 and 0 3 1 2);
+// kiln.QLinearConvNhwc is a QLinearConv whose x and y are NHWC, its semantics QLinearConv's
+// through the registry (no math is written twice). kiln.QLinearAdd needs no NHWC form: it
+// adds tensors of one shape element by element, whatever their layout.
+#include "ir/ops/channels_last.h"
+
+#include "ir/ops/conv.h"
+#include "ir/ops/fused.h"
+#include "ir/ops/op_helpers.h"
+#include "ir/ops/qlinear.h"
+#include "ir/ops/window.h"
+#include "kiln/rt/qconv_nhwc.h"
+
+namespace kiln::ir {
+namespace {
+
+const std::vector<int64_t> kToNhwc{0, 2, 3, 1};
+const std::vector<int64_t> kToNchw{0, 3, 1, 2};
+
+Shape permuted(const Node& node, const Shape& s, const std::vector<int64_t>& perm) {
+  if (s.rank() != 4) fail("{}: expected a 4-D tensor, got {}", node.describe(), s.str());
+  std::vector<Dim> d;
+  for (int64_t p : perm) d.push_back(s[static_cast<size_t>(p)]);
+  return Shape(d);
+}
+
+Tensor transposed(const Tensor& t, const std::vector<int64_t>& perm) {
+  return eval_op("Transpose", {{"perm", perm}}, {&t});
+}
+
+void infer_to_nhwc(Node& node) {
+  node.output(0)->set_type(node.input(0)->dtype(), permuted(node, node.input(0)->shape(), kToNhwc));
+}
+void infer_from_nhwc(Node& node) {
+  node.output(0)->set_type(node.input(0)->dtype(), permuted(node, node.input(0)->shape(), kToNchw));
+}
+void eval_to_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  out[0] = transposed(*in[0], kToNhwc);
+}
+void eval_from_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  out[0] = transposed(*in[0], kToNchw);
+}
+
+// kiln.QLinearConvNhwc's inputs as QLinearConv's: x in NCHW.
+void infer_qlinear_conv_nhwc(Node& node) {
+  std::vector<std::pair<DType, Shape>> t(node.num_inputs());
+  std::vector<std::pair<DType, Shape>*> types;
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const Value* v = node.input(i);
+    if (v) t[i] = {v->dtype(), i == 0 ? permuted(node, v->shape(), kToNchw) : v->shape()};
+    types.push_back(v ? &t[i] : nullptr);
+  }
+  const auto [dtype, shape] = infer_op("QLinearConv", node.attrs(), types);
+  node.output(0)->set_type(dtype, permuted(node, shape, kToNhwc));
+}
+
+void eval_qlinear_conv_nhwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor x = transposed(*in[0], kToNchw);
+  std::vector<const Tensor*> inputs(in.begin(), in.end());
+  inputs[0] = &x;
+  out[0] = transposed(eval_op("QLinearConv", node.attrs(), inputs), kToNhwc);
+}
+
+}  // namespace
+
+rt::Conv2dParams nhwc_conv_params(const Node& node) {
+  const Shape& xs = node.input(0)->shape();
+  const Shape& ws = node.input(3)->shape();
+  if (!xs.is_static() || !ws.is_static() || xs.rank() != 4 || ws.rank() != 4)
+    fail("{}: shapes {} and {} must be known and 4-D", node.describe(), xs.str(), ws.str());
+  const std::vector<int64_t> x = permuted(node, xs, kToNchw).values(), w = ws.values();
+  return conv2d_params(x, w, node.i("group"), resolve_window(node, {x[2], x[3]}, {w[2], w[3]}));
+}
+
+bool nhwc_conv_runs(const Node& node) {
+  const bool nhwc = node.op() == "kiln.QLinearConvNhwc";
+  if (!nhwc && node.op() != "QLinearConv") return false;
+  for (size_t i : {size_t{0}, size_t{3}})
+    if (!node.input(i)->has_type() || node.input(i)->shape().rank() != 4 || !node.input(i)->shape().is_static())
+      return false;
+  for (size_t i : {size_t{1}, size_t{4}, size_t{6}})  // the scales
+    if (!node.input(i)->is_constant() || node.input(i)->dtype() != DType::F32) return false;
+  for (size_t i : {size_t{2}, size_t{7}, size_t{8}})  // the zero points, the bias
+    if (node.has_input(i) && !node.input(i)->is_constant()) return false;
+  if (!node.input(3)->is_constant()) return false;
+  const int32_t centre = node.input(3)->dtype() == DType::U8 ? 128 : 0;
+  if (!node.has_input(5)) {
+    if (centre != 0) return false;
+  } else {
+    const Value* wz = node.input(5);
+    if (!wz->is_constant()) return false;
+    for (int64_t i = 0; i < wz->constant().numel(); ++i)
+      if (wz->constant().as_int64(i) != centre) return false;
+  }
+  return rt::qconv2d_nhwc_supported(nhwc ? nhwc_conv_params(node) : integer_conv_params(node, 0, 3));
+}
+
+void register_channels_last_ops(Registry& r) {
+  r.add(OpDef{
+      .name = "kiln.ToNhwc",
+      .summary = "[N, C, H, W] to channels-last [N, H, W, C] (Transpose 0 2 3 1)",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .infer = infer_to_nhwc,
+      .eval = eval_to_nhwc,
+  });
+  r.add(OpDef{
+      .name = "kiln.FromNhwc",
+      .summary = "the inverse of kiln.ToNhwc: [N, H, W, C] to [N, C, H, W] (Transpose 0 3 1 2)",
+      .inputs = {{"X"}},
+      .outputs = {"Y"},
+      .infer = infer_from_nhwc,
+      .eval = eval_from_nhwc,
+  });
+  const OpDef* conv = r.find("QLinearConv");
+  if (!conv) fail("op family 'channels_last' needs QLinearConv registered first");
+  r.add(OpDef{
+      .name = "kiln.QLinearConvNhwc",
+      .summary = "QLinearConv (2-D) with x and y channels-last as kiln.ToNhwc makes them (the other inputs as "
+                 "QLinearConv's)",
+      .inputs = conv->inputs,
+      .outputs = {"y"},
+      .attrs = conv->attrs,
+      .infer = infer_qlinear_conv_nhwc,
+      .eval = eval_qlinear_conv_nhwc,
+      .cost = conv->cost,
+  });
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,51 @@
+// Quantized 2-D convolutions in the channels-last layout (NHWC): x [N, H, W, C] and y
+// [N, OH, OW, M], 8-bit, for the chains of int8 layers that the pass layout_nhwc converts
+// (MobileNet-like models: 1x1 convolutions and depthwise ones between them).
+//
+// Why channels-last: a thread's part of such a chain is a run of whole output rows, the same
+// rows from layer to layer, so each thread reads what it wrote itself (a depthwise layer also
+// one halo row a side). In NCHW the 1x1 layers split by pixels and the depthwise ones by
+// channels, and every layer read the other core's writes: on a VM whose two vCPUs sit far
+// apart that made MobileNetV2 int8 slower at two threads than at one (docs/quantization.md,
+// session 12).
+//
+// Two shapes run here (qconv2d_nhwc_supported):
+//  - 1x1, no padding, any stride, group 1, C a multiple of 4: each pixel's channels are the
+//    broadcast operand of a VNNI tile (4 at a time), 16 output channels a weight vector;
+//  - depthwise (group == C == M), any kernel, stride and padding: 16 channels a vector, 4 taps
+//    interleaved into each 32-bit lane (VNNI), padding read from a row of zero points.
+// Both split their output rows between the threads, in parallel_for's equal shares. Where the
+// CPU lacks AVX-512 VNNI and VBMI, plain loops compute the same integers.
+//
+// The weights' zero point must be 0 after their packing (s8 weights with zero point 0, or u8
+// ones with 128): the pass converts no other QLinearConv. The output is plain 8-bit
+// (qgemm_plain_8bit_output: QLinearConv's requantization, no clamp of its own).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kiln/rt/conv.h"
+#include "kiln/rt/qgemm.h"
+
+namespace kiln::rt {
+
+bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept;
+
+// Weights W [M, C / group, KH, KW] of s8 or u8 (stored less 128), packed for qconv2d_nhwc.
+size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept;
+void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept;
+void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char* packed) noexcept;
+
+// y = requantize_f32(conv(x - x.zero_point, w) + bias, scale[m], out.y_zero_point), with x
+// [N, H, W, C] at x.data (x.lda unused), out.y [N, OH, OW, M] (strides set here) of out.type
+// KILN_U8 or KILN_I8; out.bias and out.scale have 1 or M values.
+void qconv2d_nhwc(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const QGemmOutput& out,
+                  ThreadPool* pool, QGemmIsa isa = QGemmIsa::automatic) noexcept;
+
+// kiln.ToNhwc and kiln.FromNhwc of 8-bit tensors: per image (N of them) x [rows][cols] to y
+// [cols][rows] (NCHW to NHWC: rows C, cols H * W; back: rows H * W, cols C), in tiles; the
+// output's rows are split between the threads.
+void transpose_planes_8bit(int64_t N, int64_t rows, int64_t cols, const void* x, void* y, ThreadPool* pool) noexcept;
+
+}  // namespace kiln::rt

@@ -1,0 +1,344 @@
+// Depthwise int8 convolution in channels-last layout (qdepthwise_nhwc.h, for qconv2d_nhwc).
+//
+// A pixel's channels lie contiguously, so one 512-bit load takes one tap's input for 64
+// channels. vpdpbusd wants 4 bytes of one channel in each 32-bit lane: the loads of 4 taps are
+// interleaved (bytes of taps 0/1 and 2/3 into 16-bit pairs, then the pairs into quads), giving
+// 16 channels a vector in natural order against weights packed the same way. A tap outside the
+// image reads a row of x's zero point, so that every tap adds (x - zx) w with x' = zx there and
+// the zero point leaves a per-channel constant, bias - zx sum w, instead of a per-pixel one.
+#include "kiln/rt/qdepthwise_nhwc.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "kiln/rt/qlinear.h"
+#include "kiln/rt/requant_avx512.h"
+#include "kiln/rt/thread_buffer.h"
+#include "kiln/rt/thread_pool.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define KILN_QCONV_X86 1
+#else
+#define KILN_QCONV_X86 0
+#endif
+
+namespace kiln::rt::nhwc {
+namespace {
+
+// ---- the packed weights ----------------------------------------------------------------------
+//
+// [header: 64 bytes] [sums: c_pad int32, sum over taps of w[c]] [groups: ceil(taps / 4) blocks
+// of c_pad x 4 s8, channel c's taps 4g..4g+3 at bytes 4c..4c+3 of block g, 0 past the last tap]
+// with c_pad = C rounded up to 64 (zero weights above C): a 64-channel block of a group is one
+// cache line per vector, 4 vectors.
+
+constexpr int64_t kHeader = 64;
+constexpr int64_t kBlock = 64;  // channels a block of the fast kernel (4 vectors of 16)
+
+struct PackedHeader {
+  int64_t C, taps, c_pad;
+};
+
+int64_t padded_channels(const Conv2dParams& p) { return (p.C + kBlock - 1) / kBlock * kBlock; }
+int64_t tap_count(const Conv2dParams& p) { return p.KH * p.KW; }
+int64_t tap_groups(const Conv2dParams& p) { return (tap_count(p) + 3) / 4; }
+
+const int32_t* weight_sums(const unsigned char* packed) {
+  return reinterpret_cast<const int32_t*>(packed + kHeader);
+}
+const int8_t* weight_groups(const Conv2dParams& p, const unsigned char* packed) {
+  return reinterpret_cast<const int8_t*>(packed + kHeader + padded_channels(p) * 4);
+}
+
+// ---- portable loops ----------------------------------------------------------------------------
+
+int32_t bias_of(const QGemmOutput& out, int64_t c) { return out.bias ? out.bias[out.bias_count > 1 ? c : 0] : 0; }
+float scale_of(const QGemmOutput& out, int64_t c) { return out.scale ? out.scale[out.scale_count > 1 ? c : 0] : 1.0f; }
+
+// Output rows [r0, r1) of the N * OH, in uint32 sums (wrapping as the reference's int32).
+template <class X, class Y>
+void portable_rows(const Conv2dParams& p, const X* x, int32_t zx, const unsigned char* packed, const QGemmOutput& out,
+                   int64_t r0, int64_t r1) {
+  const int8_t* groups = weight_groups(p, packed);
+  const int64_t c_pad = padded_channels(p), C = p.C;
+  Y* y = static_cast<Y*>(out.y);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / p.OH, oh = r % p.OH;
+    for (int64_t ow = 0; ow < p.OW; ++ow) {
+      Y* yp = y + (r * p.OW + ow) * C;
+      for (int64_t c = 0; c < C; ++c) {
+        uint32_t acc = static_cast<uint32_t>(bias_of(out, c));
+        for (int64_t kh = 0; kh < p.KH; ++kh) {
+          const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+          if (ih < 0 || ih >= p.H) continue;
+          for (int64_t kw = 0; kw < p.KW; ++kw) {
+            const int64_t iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+            if (iw < 0 || iw >= p.W) continue;
+            const int64_t k = kh * p.KW + kw;
+            const int32_t xv = static_cast<int32_t>(x[((n * p.H + ih) * p.W + iw) * C + c]) - zx;
+            const int32_t wv = groups[(k / 4) * c_pad * 4 + c * 4 + k % 4];
+            acc += static_cast<uint32_t>(xv) * static_cast<uint32_t>(wv);
+          }
+        }
+        yp[c] = requantize_f32<Y>(static_cast<int32_t>(acc), scale_of(out, c), out.y_zero_point);
+      }
+    }
+  }
+}
+
+void portable(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+              int64_t r0, int64_t r1) {
+  const bool y_signed = out.type == KILN_I8;
+  if (x.a_signed && y_signed)
+    portable_rows<int8_t, int8_t>(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, out, r0, r1);
+  else if (x.a_signed)
+    portable_rows<int8_t, uint8_t>(p, static_cast<const int8_t*>(x.data), x.zero_point, packed, out, r0, r1);
+  else if (y_signed)
+    portable_rows<uint8_t, int8_t>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, out, r0, r1);
+  else
+    portable_rows<uint8_t, uint8_t>(p, static_cast<const uint8_t*>(x.data), x.zero_point, packed, out, r0, r1);
+}
+
+// ---- AVX-512 VNNI + VBMI -------------------------------------------------------------------------
+
+#if KILN_QCONV_X86
+
+bool fast_supported() {
+  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && __builtin_cpu_supports("avx512vbmi");
+  return ok;
+}
+
+#define KILN_DW_TARGET __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+
+// What a thread's rows read: the shape, the weights, its per-channel constants (c_pad each,
+// in its thread buffer), the interleaving indices and the requantization.
+struct Fast {
+  int64_t C, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+  int64_t c_pad, full, rem;  // groups of 4 taps, taps after them (0 to 3)
+  const unsigned char* x;
+  const unsigned char* pad;  // c_pad bytes of x's zero point as stored
+  const int8_t* groups;
+  const int32_t* add;  // bias - zx sum w
+  const float* scale;
+  unsigned char* y;
+  __m512i pairs_lo, pairs_hi, quads_lo, quads_hi;
+  Requant16 rq;
+};
+
+// 64 channel bytes of a tap at `at`; a tail block loads only `mask`'s (the rest need not exist).
+template <bool Tail, bool XSigned>
+KILN_DW_TARGET inline __m512i load_tap(const unsigned char* at, __mmask64 mask) {
+  const __m512i v = Tail ? _mm512_maskz_loadu_epi8(mask, at) : _mm512_loadu_si512(at);
+  return XSigned ? _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80))) : v;
+}
+
+// acc[j] += the 4 taps a0..a3 of channels 16j..16j+15 (from c0) times their weights wg.
+template <int NV>
+KILN_DW_TARGET inline void add_quads(const Fast& d, __m512i a0, __m512i a1, __m512i a2, __m512i a3, const int8_t* wg,
+                                     __m512i* acc) {
+  const __m512i lo01 = _mm512_permutex2var_epi8(a0, d.pairs_lo, a1);
+  const __m512i lo23 = _mm512_permutex2var_epi8(a2, d.pairs_lo, a3);
+  acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_permutex2var_epi16(lo01, d.quads_lo, lo23), _mm512_loadu_si512(wg));
+  if constexpr (NV > 1)
+    acc[1] =
+        _mm512_dpbusd_epi32(acc[1], _mm512_permutex2var_epi16(lo01, d.quads_hi, lo23), _mm512_loadu_si512(wg + 64));
+  if constexpr (NV > 2) {
+    const __m512i hi01 = _mm512_permutex2var_epi8(a0, d.pairs_hi, a1);
+    const __m512i hi23 = _mm512_permutex2var_epi8(a2, d.pairs_hi, a3);
+    acc[2] =
+        _mm512_dpbusd_epi32(acc[2], _mm512_permutex2var_epi16(hi01, d.quads_lo, hi23), _mm512_loadu_si512(wg + 128));
+    if constexpr (NV > 3)
+      acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_permutex2var_epi16(hi01, d.quads_hi, hi23),
+                                   _mm512_loadu_si512(wg + 192));
+  }
+}
+
+// Channels [c0, c0 + 16 NV) of one output pixel (those of `mask` in a tail block), tap k's
+// channels at address base + tap[k] (the pad row for taps outside the image); base includes c0.
+template <int NV, bool Tail, bool XSigned>
+KILN_DW_TARGET inline void pixel_block(const Fast& d, uintptr_t base, const uintptr_t* tap, int64_t c0,
+                                       __mmask64 mask, unsigned char* y) {
+  const auto at = [base, tap](int64_t k) { return reinterpret_cast<const unsigned char*>(base + tap[k]); };
+  __m512i acc[NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) acc[j] = _mm512_load_si512(d.add + c0 + 16 * j);
+  const int64_t stride = d.c_pad * 4;
+  const int8_t* wg = d.groups + c0 * 4;
+  for (int64_t g = 0; g < d.full; ++g, tap += 4, wg += stride)
+    add_quads<NV>(d, load_tap<Tail, XSigned>(at(0), mask), load_tap<Tail, XSigned>(at(1), mask),
+                  load_tap<Tail, XSigned>(at(2), mask), load_tap<Tail, XSigned>(at(3), mask), wg, acc);
+  if (d.rem == 1) {
+    // One tap: its bytes widened to the lanes' low byte (the packed taps above it are 0).
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const unsigned char* src = at(0) + 16 * j;
+      __m128i b = Tail ? _mm_maskz_loadu_epi8(static_cast<__mmask16>(mask >> (16 * j)), src)
+                       : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+      if (XSigned) b = _mm_xor_si128(b, _mm_set1_epi8(static_cast<char>(0x80)));
+      acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_cvtepu8_epi32(b), _mm512_loadu_si512(wg + 64 * j));
+    }
+  } else if (d.rem > 1) {
+    // Two or three taps: the missing ones' weights are 0, any bytes do.
+    const __m512i zero = _mm512_setzero_si512();
+    add_quads<NV>(d, load_tap<Tail, XSigned>(at(0), mask), load_tap<Tail, XSigned>(at(1), mask),
+                  d.rem > 2 ? load_tap<Tail, XSigned>(at(2), mask) : zero, zero, wg, acc);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j)
+    store_requantized(d.rq, acc[j], _mm512_load_ps(d.scale + c0 + 16 * j),
+                      Tail ? static_cast<__mmask16>(mask >> (16 * j)) : __mmask16(0xFFFF), y + c0 + 16 * j);
+}
+
+// Output rows [r0, r1) of the N * OH. offset: each tap's offset in bytes from its window's first
+// pixel (for windows inside the image: no per-pixel work); border: room for the taps' addresses.
+template <bool XSigned>
+KILN_DW_TARGET void fast_rows(const Fast& dp, const uintptr_t* offset, uintptr_t* border, int64_t r0, int64_t r1) {
+  const Fast d = dp;  // a copy: the stores through y (bytes) could alias the caller's
+  const int64_t C = d.C, taps = d.KH * d.KW;
+  // Output columns whose windows lie inside the rows: [ow_lo, ow_hi).
+  const int64_t span_w = (d.KW - 1) * d.dil_w;
+  const int64_t ow_lo = std::min(d.OW, (d.pad_left + d.stride_w - 1) / d.stride_w);
+  const int64_t ow_hi =
+      d.W - span_w + d.pad_left <= 0 ? 0 : std::min(d.OW, (d.W - span_w + d.pad_left - 1) / d.stride_w + 1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / d.OH, oh = r % d.OH, ih0 = oh * d.stride_h - d.pad_top;
+    const bool rows_in = ih0 >= 0 && ih0 + (d.KH - 1) * d.dil_h < d.H;
+    for (int64_t ow = 0; ow < d.OW; ++ow) {
+      const int64_t iw0 = ow * d.stride_w - d.pad_left;
+      uintptr_t base = 0;
+      const uintptr_t* tap = border;
+      if (rows_in && ow >= ow_lo && ow < ow_hi) {
+        base = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * C);
+        tap = offset;
+      } else {
+        for (int64_t kh = 0; kh < d.KH; ++kh) {
+          const int64_t ih = ih0 + kh * d.dil_h;
+          const bool row_in = ih >= 0 && ih < d.H;
+          for (int64_t kw = 0; kw < d.KW; ++kw) {
+            const int64_t iw = iw0 + kw * d.dil_w;
+            border[kh * d.KW + kw] = reinterpret_cast<uintptr_t>(
+                row_in && iw >= 0 && iw < d.W ? d.x + ((n * d.H + ih) * d.W + iw) * C : d.pad);
+          }
+        }
+      }
+      unsigned char* y = d.y + (r * d.OW + ow) * C;
+      int64_t c0 = 0;
+      for (; c0 + kBlock <= C; c0 += kBlock)
+        pixel_block<4, false, XSigned>(d, base + static_cast<uintptr_t>(c0), tap, c0, ~__mmask64(0), y);
+      const int64_t left = C - c0;
+      if (left == 0) continue;
+      const __mmask64 mask = (__mmask64(1) << left) - 1;
+      const uintptr_t tail_base = base + static_cast<uintptr_t>(c0);
+      switch ((left + 15) / 16) {
+        case 1: pixel_block<1, true, XSigned>(d, tail_base, tap, c0, mask, y); break;
+        case 2: pixel_block<2, true, XSigned>(d, tail_base, tap, c0, mask, y); break;
+        case 3: pixel_block<3, true, XSigned>(d, tail_base, tap, c0, mask, y); break;
+        default: pixel_block<4, true, XSigned>(d, tail_base, tap, c0, mask, y); break;
+      }
+    }
+  }
+}
+
+// Bytes of a thread's buffer: add and scale (c_pad each), the pad row, the taps' pointers and
+// offsets.
+size_t fast_buffer_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(padded_channels(p) * 9 + tap_count(p) * 16);
+}
+
+// Rows [r0, r1) on the fast kernel; false (nothing written) when the thread's buffer cannot grow.
+KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                         int64_t r0, int64_t r1) {
+  auto* buffer = static_cast<unsigned char*>(thread_buffer(ThreadBuffer::qdepthwise_sums, fast_buffer_bytes(p)));
+  if (buffer == nullptr) return false;
+  const int64_t c_pad = padded_channels(p), taps = tap_count(p);
+  Fast d;
+  d.C = p.C, d.H = p.H, d.W = p.W, d.OH = p.OH, d.OW = p.OW, d.KH = p.KH, d.KW = p.KW;
+  d.stride_h = p.stride_h, d.stride_w = p.stride_w, d.pad_top = p.pad_top, d.pad_left = p.pad_left;
+  d.dil_h = p.dil_h, d.dil_w = p.dil_w;
+  d.c_pad = c_pad, d.full = taps / 4, d.rem = taps % 4;
+  d.x = static_cast<const unsigned char*>(x.data);
+  d.groups = weight_groups(p, packed);
+  d.y = static_cast<unsigned char*>(out.y);
+  auto* add = reinterpret_cast<int32_t*>(buffer);
+  auto* scale = reinterpret_cast<float*>(buffer + c_pad * 4);
+  auto* pad = buffer + c_pad * 8;
+  const int32_t* sums = weight_sums(packed);
+  const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
+  for (int64_t c = 0; c < c_pad; ++c) {
+    add[c] = c < p.C ? static_cast<int32_t>(static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]))
+                     : 0;
+    scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
+  }
+  std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(c_pad));
+  d.add = add, d.scale = scale, d.pad = pad;
+  // pairs_*: bytes 2i, 2i + 1 = byte i (i < 32, of the low half or the high one) of the first
+  // operand, then the second; quads_*: words 2i, 2i + 1 = word i (i < 16, low or high half) of the
+  // first, then the second. Quad lane j of channels 16v.. is then [t0, t1, t2, t3] of channel j.
+  alignas(64) uint8_t b[64];
+  alignas(64) uint16_t w[32];
+  for (int i = 0; i < 64; ++i) b[i] = static_cast<uint8_t>((i % 2) * 64 + i / 2);
+  d.pairs_lo = _mm512_load_si512(b);
+  for (int i = 0; i < 64; ++i) b[i] = static_cast<uint8_t>((i % 2) * 64 + 32 + i / 2);
+  d.pairs_hi = _mm512_load_si512(b);
+  for (int i = 0; i < 32; ++i) w[i] = static_cast<uint16_t>((i % 2) * 32 + i / 2);
+  d.quads_lo = _mm512_load_si512(w);
+  for (int i = 0; i < 32; ++i) w[i] = static_cast<uint16_t>((i % 2) * 32 + 16 + i / 2);
+  d.quads_hi = _mm512_load_si512(w);
+  auto* offset = reinterpret_cast<uintptr_t*>(buffer + c_pad * 9);
+  auto* border = offset + taps;
+  for (int64_t k = 0; k < taps; ++k)
+    offset[k] = static_cast<uintptr_t>(((k / p.KW) * p.dil_h * p.W + (k % p.KW) * p.dil_w) * p.C);
+  // The output's type is only its range, in rq.
+  d.rq = out.type == KILN_I8 ? requant16<true>(out.y_zero_point) : requant16<false>(out.y_zero_point);
+  if (x.a_signed)
+    fast_rows<true>(d, offset, border, r0, r1);
+  else
+    fast_rows<false>(d, offset, border, r0, r1);
+  return true;
+}
+
+#endif
+
+}  // namespace
+
+size_t depthwise_packed_bytes(const Conv2dParams& p) noexcept {
+  return static_cast<size_t>(kHeader + padded_channels(p) * 4 * (1 + tap_groups(p)));
+}
+
+void depthwise_pack(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept {
+  std::memset(packed, 0, depthwise_packed_bytes(p));
+  const int64_t c_pad = padded_channels(p), taps = tap_count(p);
+  const PackedHeader h{p.C, taps, c_pad};
+  std::memcpy(packed, &h, sizeof h);
+  auto* sums = reinterpret_cast<int32_t*>(packed + kHeader);
+  auto* groups = reinterpret_cast<int8_t*>(packed + kHeader + c_pad * 4);
+  for (int64_t c = 0; c < p.C; ++c)
+    for (int64_t k = 0; k < taps; ++k) {
+      const int8_t v = w[c * taps + k];
+      groups[(k / 4) * c_pad * 4 + c * 4 + k % 4] = v;
+      sums[c] += v;
+    }
+}
+
+void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                    ThreadPool* pool, QGemmIsa isa) noexcept {
+  const int64_t rows = p.N * p.OH;
+  if (rows <= 0 || p.OW <= 0 || p.C <= 0) return;
+#if KILN_QCONV_X86
+  const bool use_fast = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && fast_supported();
+#else
+  (void)isa;
+  const bool use_fast = false;
+#endif
+  // Equal shares, not balanced ones: a thread gets the same rows in every layer of the chain.
+  parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
+#if KILN_QCONV_X86
+    if (use_fast && fast(p, x, packed, out, r0, r1)) return;
+#endif
+    portable(p, x, packed, out, r0, r1);
+  });
+}
+
+}  // namespace kiln::rt::nhwc

@@ -1,0 +1,146 @@
+// qconv2d_nhwc's 1x1 kernel and the NCHW <-> NHWC byte transposes, against qlinear.h's
+// reference loops run on the NCHW form of the same tensors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "kiln/rt/qconv_nhwc.h"
+#include "kiln/rt/qlinear.h"
+#include "kiln/rt/thread_pool.h"
+
+using namespace kiln::rt;
+
+namespace {
+
+template <class T>
+std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(dist(gen));
+  return v;
+}
+
+// [N][rows][cols] -> [N][cols][rows].
+template <class T>
+std::vector<T> transposed(const std::vector<T>& v, int64_t N, int64_t rows, int64_t cols) {
+  std::vector<T> t(v.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[(n * cols + c) * rows + r] = v[(n * rows + r) * cols + c];
+  return t;
+}
+
+Conv2dParams pointwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t stride) {
+  return {N, C, H, W, M, 1, 1, (H - 1) / stride + 1, (W - 1) / stride + 1, stride, stride, 0, 0, 1, 1, 1};
+}
+
+// qconv2d_nhwc against qlinear_conv2d for inputs X, weights Wt, output Y, every isa, serial
+// and on 2 threads; x and w drawn from [x_lo, x_hi], [w_lo, w_hi].
+template <class X, class Wt, class Y>
+void check_against_reference(const Conv2dParams& p, uint32_t seed, int x_lo, int x_hi, int w_lo, int w_hi,
+                             bool per_channel, bool with_bias) {
+  const int64_t plane_in = p.H * p.W, plane = p.OH * p.OW, cg = p.C / p.group;
+  const auto x = random_ints<X>(static_cast<size_t>(p.N * p.C * plane_in), seed, x_lo, x_hi);
+  const auto w = random_ints<Wt>(static_cast<size_t>(p.M * cg * p.KH * p.KW), seed + 1, w_lo, w_hi);
+  const auto bias = random_ints<int32_t>(static_cast<size_t>(p.M), seed + 2, -4000, 4000);
+  const Wt wz = std::is_same_v<Wt, uint8_t> ? Wt(128) : Wt(0);
+  std::vector<float> w_scale(static_cast<size_t>(p.M));
+  for (int64_t m = 0; m < p.M; ++m) w_scale[m] = 0.0015f + 0.0004f * float(m % 5);
+  const float x_scale = 0.05f, y_scale = per_channel ? 0.35f : 0.9f;
+  const int32_t xz = std::is_signed_v<X> ? -7 : 121, yz = std::is_signed_v<Y> ? -11 : 17;
+  const int64_t scales = per_channel ? p.M : 1;
+  std::vector<int32_t> acc(static_cast<size_t>(p.N * p.M * plane));
+  std::vector<Y> want_nchw(acc.size());
+  qlinear_conv2d<X, Wt, Y, float>(p, x.data(), x_scale, xz, w.data(), w_scale.data(), scales, &wz, 1, y_scale, yz,
+                                   with_bias ? bias.data() : nullptr, acc.data(), want_nchw.data());
+  const std::vector<Y> want = transposed(want_nchw, p.N, p.M, plane);
+  const std::vector<X> x_nhwc = transposed(x, p.N, p.C, plane_in);
+  std::vector<float> mult(static_cast<size_t>(scales));
+  for (int64_t m = 0; m < scales; ++m) mult[m] = float(qlinear_multiplier<float>(x_scale, w_scale[m], y_scale));
+  std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+  qconv2d_nhwc_pack_weights(p, w.data(), packed.data());
+  std::vector<Y> got(want.size());
+  QGemmOutput out;
+  out.type = std::is_signed_v<Y> ? KILN_I8 : KILN_U8;
+  out.y = got.data();
+  if (with_bias) {
+    out.bias = bias.data();
+    out.bias_count = p.M;
+  }
+  out.scale = mult.data();
+  out.scale_count = scales;
+  out.y_zero_point = yz;
+  ThreadPool pool(2);
+  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::automatic}) {
+    CAPTURE(qgemm_isa_name(isa));
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::fill(got.begin(), got.end(), Y(3));
+      qconv2d_nhwc(p, QGemmA{x_nhwc.data(), 0, std::is_signed_v<X>, xz}, packed.data(), out, tp, isa);
+      CHECK(got == want);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("qconv2d_nhwc 1x1 matches qlinear_conv2d: channel tails, strides, batches, u8/s8 everywhere") {
+  const Conv2dParams cases[] = {
+      pointwise(1, 96, 14, 14, 576, 1),  // MobileNetV2's expansion at 14 x 14
+      pointwise(1, 576, 14, 14, 96, 1),  // its projection
+      pointwise(1, 320, 7, 7, 1280, 1),  // its last 1x1
+      pointwise(1, 16, 5, 3, 20, 1),     // 15 pixels (2 full tiles + 1), 20 channels (one block + 4)
+      pointwise(2, 8, 9, 11, 37, 2),     // stride 2, a batch of 2, 3 blocks less 11
+      pointwise(1, 4, 1, 1, 1, 1),
+  };
+  uint32_t seed = 11;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.M);
+    CAPTURE(p.OH);
+    REQUIRE(qconv2d_nhwc_supported(p));
+    check_against_reference<uint8_t, int8_t, uint8_t>(p, seed += 3, 0, 255, -128, 127, true, true);
+    check_against_reference<int8_t, int8_t, int8_t>(p, seed += 3, -128, 127, -128, 127, false, true);
+    check_against_reference<uint8_t, uint8_t, int8_t>(p, seed += 3, 0, 255, 0, 255, true, false);
+  }
+}
+
+TEST_CASE("qconv2d_nhwc 1x1 does not saturate on 255 x -128 over long K") {
+  const Conv2dParams p = pointwise(1, 1024, 3, 3, 48, 1);
+  check_against_reference<uint8_t, int8_t, uint8_t>(p, 5, 255, 255, -128, -128, true, true);
+  check_against_reference<uint8_t, int8_t, uint8_t>(p, 6, 0, 0, 127, 127, false, false);
+}
+
+TEST_CASE("qconv2d_nhwc_supported: 1x1 without padding and C a multiple of 4, or depthwise") {
+  CHECK(qconv2d_nhwc_supported(pointwise(1, 8, 4, 4, 8, 1)));
+  CHECK_FALSE(qconv2d_nhwc_supported(pointwise(1, 6, 4, 4, 8, 1)));  // C % 4
+  Conv2dParams padded = pointwise(1, 8, 4, 4, 8, 1);
+  padded.pad_top = 1;
+  CHECK_FALSE(qconv2d_nhwc_supported(padded));
+  const Conv2dParams k3{1, 8, 4, 4, 8, 3, 3, 4, 4, 1, 1, 1, 1, 1, 1, 1};  // a 3x3, group 1
+  CHECK_FALSE(qconv2d_nhwc_supported(k3));
+  Conv2dParams dw = k3;
+  dw.group = 8;
+  CHECK(qconv2d_nhwc_supported(dw));
+}
+
+TEST_CASE("transpose_planes_8bit: NCHW to NHWC and back, odd sizes, 2 threads") {
+  ThreadPool pool(2);
+  for (const auto [N, C, HW] : {std::array<int64_t, 3>{1, 32, 112 * 112}, {2, 3, 37}, {1, 70, 49}, {1, 1, 1}}) {
+    CAPTURE(C);
+    CAPTURE(HW);
+    const auto x = random_ints<uint8_t>(static_cast<size_t>(N * C * HW), 7, 0, 255);
+    std::vector<uint8_t> y(x.size()), back(x.size());
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      transpose_planes_8bit(N, C, HW, x.data(), y.data(), tp);
+      CHECK(y == transposed(x, N, C, HW));
+      transpose_planes_8bit(N, HW, C, y.data(), back.data(), tp);
+      CHECK(back == x);
+    }
+  }
+}
