@@ -160,7 +160,7 @@ KILN_DW_TARGET inline void add_quads(const Fast& d, __m512i a0, __m512i a1, __m5
 template <int NV, bool Tail, bool XSigned>
 KILN_DW_TARGET inline void pixel_block(const Fast& d, uintptr_t base, const uintptr_t* tap, int64_t c0,
                                        __mmask64 mask, unsigned char* y) {
-  const auto at = [base, tap](int64_t k) { return reinterpret_cast<const unsigned char*>(base + tap[k]); };
+  const auto at = [base, &tap](int64_t k) { return reinterpret_cast<const unsigned char*>(base + tap[k]); };
   __m512i acc[NV];
 #pragma GCC unroll 4
   for (int j = 0; j < NV; ++j) acc[j] = _mm512_load_si512(d.add + c0 + 16 * j);
@@ -196,7 +196,7 @@ KILN_DW_TARGET inline void pixel_block(const Fast& d, uintptr_t base, const uint
 template <bool XSigned>
 KILN_DW_TARGET void fast_rows(const Fast& dp, const uintptr_t* offset, uintptr_t* border, int64_t r0, int64_t r1) {
   const Fast d = dp;  // a copy: the stores through y (bytes) could alias the caller's
-  const int64_t C = d.C, taps = d.KH * d.KW;
+  const int64_t C = d.C;
   // Output columns whose windows lie inside the rows: [ow_lo, ow_hi).
   const int64_t span_w = (d.KW - 1) * d.dil_w;
   const int64_t ow_lo = std::min(d.OW, (d.pad_left + d.stride_w - 1) / d.stride_w);
