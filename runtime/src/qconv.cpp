@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/rt/dpbusd.h"
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
@@ -1487,18 +1488,6 @@ void pb_sums_avx2(const PbTile& a, const int64_t* pix, int vecs, int32_t* c) {
   }
 }
 
-// acc + vpdpbusd(u8 broadcast b, s8 weights w). Under GCC the instruction is written out: from
-// the intrinsic GCC moved the 21 sums of a tile to other registers and to the stack and back at
-// every k-group (as it did for qgemm's tile, see dpbusd_broadcast there).
-__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"), always_inline)) inline __m512i dpbusd_reg(
-    __m512i acc, __m512i b, __m512i w) {
-#if defined(__GNUC__) && !defined(__clang__)
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w));
-  return acc;
-#else
-  return _mm512_dpbusd_epi32(acc, b, w);
-#endif
-}
 
 // The sums of a tile in registers: acc[r][v] = init[v] + sum over k-groups of pixel r's 4 bytes
 // (broadcast) times block v's 16 x 4 weights.

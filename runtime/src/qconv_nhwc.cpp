@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kiln/rt/dpbusd.h"
 #include "kiln/rt/qdepthwise_nhwc.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/requant_avx512.h"
@@ -137,17 +138,6 @@ bool vnni_supported() {
   return ok;
 }
 
-// acc + vpdpbusd(u8 broadcast b, s8 weights w), written out under GCC: from the intrinsic it
-// spilled the tile's sums at every k-group (as in qconv.cpp's tiles).
-__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"), always_inline)) inline __m512i dpbusd(
-    __m512i acc, __m512i b, __m512i w) {
-#if defined(__GNUC__) && !defined(__clang__)
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w));
-  return acc;
-#else
-  return _mm512_dpbusd_epi32(acc, b, w);
-#endif
-}
 
 // One tile: pixels at x + off[r] (r < 7; rows past the range repeat its last pixel), V blocks
 // from w (w_block bytes apart), requantized to y + j * M for the first n_pix pixels, n_ch <=
@@ -177,7 +167,7 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile(
       __m512i b = _mm512_set1_epi32(quad);
       if (flip) b = _mm512_xor_si512(b, flips);
       _Pragma("GCC unroll 4")
-      for (int v = 0; v < V; ++v) acc[r][v] = dpbusd(acc[r][v], b, wv[v]);
+      for (int v = 0; v < V; ++v) acc[r][v] = dpbusd_reg(acc[r][v], b, wv[v]);
     }
   }
   const Requant16 q = requant16<Signed>(y_zero_point);

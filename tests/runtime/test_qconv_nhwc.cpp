@@ -12,19 +12,13 @@
 #include "kiln/rt/qconv_nhwc.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/thread_pool.h"
+#include "test_util.h"
 
 using namespace kiln::rt;
 
 namespace {
 
-template <class T>
-std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(gen));
-  return v;
-}
+using kiln_test::random_ints;
 
 // [N][rows][cols] -> [N][cols][rows].
 template <class T>

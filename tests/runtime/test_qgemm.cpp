@@ -13,6 +13,7 @@
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/quantize.h"
 #include "kiln/rt/thread_pool.h"
+#include "test_util.h"
 
 using namespace kiln::rt;
 
@@ -20,14 +21,7 @@ namespace {
 
 const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx512_vnni};
 
-template <class T>
-std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(gen));
-  return v;
-}
+using kiln_test::random_ints;
 
 // sum_k (a - za)(b - zb[j]) modulo 2^32, element by element.
 template <class A, class B>

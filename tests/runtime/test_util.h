@@ -17,6 +17,16 @@ std::vector<T> random_uniform(size_t n, uint32_t seed, T lo = T(-1), T hi = T(1)
   return v;
 }
 
+// n integers uniform in [lo, hi], as T.
+template <class T>
+std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(dist(gen));
+  return v;
+}
+
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   return random_uniform<float>(n, seed, lo, hi);
 }
