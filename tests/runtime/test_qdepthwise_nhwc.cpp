@@ -20,6 +20,7 @@
 #include "kiln/rt/qgemm.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/thread_pool.h"
+#include "test_util.h"
 
 using namespace kiln::rt;
 
@@ -27,14 +28,7 @@ namespace {
 
 const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx512_vnni, QGemmIsa::automatic};
 
-template <class T>
-std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(dist(gen));
-  return v;
-}
+using kiln_test::random_ints;
 
 // n bytes that end where an unreadable page begins (on Linux), so that a kernel reading or
 // writing past the end of its input or output crashes the test instead of passing by luck.
