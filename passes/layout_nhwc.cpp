@@ -1,6 +1,7 @@
 // Pass: chains of int8 convolutions in the channels-last layout NHWC (ir/ops/channels_last.cpp).
-// Each QLinearConv that the runtime's qconv2d_nhwc runs (ir::nhwc_conv_runs: 1x1 without
-// padding, or depthwise; constant weights and parameters, the weights' zero point 0) and each
+// Each QLinearConv that the runtime's qconv2d_nhwc runs (ir::nhwc_conv_runs: group 1 with C a
+// multiple of 4 up to 7x7, or depthwise; constant weights and parameters, the weights' zero
+// point 0) and each
 // kiln.QLinearAdd of two same-shaped 4-D tensors is a candidate; candidates that read one
 // another's results form a chain. A chain becomes channels-last when it is long for the
 // reorders at its ends: at most one value entering or leaving it per 4 nodes. Its convolutions
@@ -11,9 +12,8 @@
 // Why: in NCHW the int8 1x1 layers split their pixels between the threads and the depthwise
 // ones their channels, so that each layer read what the other core wrote. Channels-last, every
 // layer splits its output rows alike and a thread reads its own rows (kiln/rt/qconv_nhwc.h).
-// MobileNetV2's whole body after the stem is one chain (2 reorders for 52 nodes). ResNet-50's
-// 3x3 convolutions run in NCHW, so its 1x1s and adds would need 2 reorders every 3 nodes:
-// they stay NCHW.
+// MobileNetV2's whole body after the stem is one chain (2 reorders for 52 nodes), and so is
+// ResNet-50's after its stem and max pool (its 3x3s too; the stem has 3 channels).
 #include <map>
 #include <numeric>
 #include <set>

@@ -11,8 +11,8 @@ namespace kiln::ir {
 // Needs static shapes.
 rt::Conv2dParams nhwc_conv_params(const Node& node);
 
-// Whether the runtime's qconv2d_nhwc runs this QLinearConv or kiln.QLinearConvNhwc: a 1x1 or
-// depthwise convolution it supports (static 4-D shapes), its weights, f32 scales, zero points
+// Whether the runtime's qconv2d_nhwc runs this QLinearConv or kiln.QLinearConvNhwc: a dense
+// (group 1) or depthwise convolution it supports (static 4-D shapes), its weights, f32 scales, zero points
 // and bias constant, the weights' zero point 0 once packed (0 for s8 weights, 128 for u8).
 bool nhwc_conv_runs(const Node& node);
 

@@ -1,12 +1,14 @@
-// Quantized convolutions in NHWC (qconv_nhwc.h): the 1x1 kernel and the dispatch; the
-// depthwise kernel is in qdepthwise_nhwc.cpp.
+// Quantized convolutions in NHWC (qconv_nhwc.h): the dense kernel (group 1) and the dispatch;
+// the depthwise kernel is in qdepthwise_nhwc.cpp.
 //
-// 1x1: y[j, m] = sum_c x[j, c] w[m, c] for output pixel j. A pixel's channels lie together, so
-// 4 of them are one 32-bit broadcast (the u8 operand of vpdpbusd) read straight from x, with
-// nothing packed per run, and the weights are packed at compile time in blocks of 16 output
-// channels ([block][C / 4][16][4], the s8 operand). A tile is 7 pixels times up to 3 blocks
-// (21 sums in registers); its sums are requantized in registers and each pixel's 16 bytes a
-// block are one store, at the pixel's row of y.
+// Dense: y[j, m] = sum over taps t and channels c of x[j at t, c] w[m, c, t] for output pixel
+// j. A pixel's channels lie together, so 4 of them are one 32-bit broadcast (the u8 operand of
+// vpdpbusd) read straight from x through a table of each tap's address (the pad row outside
+// the image), with nothing packed per run, and the weights are packed at compile time in
+// blocks of 16 output channels ([block][tap][C / 4][16][4], the s8 operand). A tile is 7
+// pixels times up to 3 blocks (21 sums in registers); its sums are requantized in registers
+// and each pixel's 16 bytes a block are one store, at the pixel's row of y. A 1x1 is the
+// case of one tap. Without VNNI the AVX2 tile does the same on 8 channels and 4 + 3 pixels.
 #include "kiln/rt/qconv_nhwc.h"
 
 #include <algorithm>
@@ -36,97 +38,150 @@ namespace {
 constexpr int64_t kPixels = 7;   // pixels a tile
 constexpr int64_t kBlock = 16;   // output channels a weight block (one vector)
 constexpr int kMaxVecs = 3;      // weight blocks a tile
-constexpr int64_t kHeader = 64;  // the packed 1x1 weights' header: K and M, for checks
+constexpr int64_t kMaxTaps = 49; // a tile's table of tap addresses lives on the stack
+constexpr int64_t kHeader = 64;  // the packed dense weights' header: K and M, for checks
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 bool depthwise(const Conv2dParams& p) { return p.group == p.C && p.M == p.C && p.group > 1; }
 
+// group 1, C a multiple of 4 (a broadcast is 4 channels of one pixel), any kernel up to 7 x 7.
+bool dense(const Conv2dParams& p) {
+  return p.group == 1 && p.C % 4 == 0 && p.KH >= 1 && p.KW >= 1 && p.KH * p.KW <= kMaxTaps && p.dil_h >= 1 &&
+         p.dil_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0;
+}
+
+// 1x1 without padding: every tap is the pixel itself, its addresses need no bounds.
 bool pointwise(const Conv2dParams& p) {
-  return p.group == 1 && p.KH == 1 && p.KW == 1 && p.C % 4 == 0 && p.pad_top == 0 && p.pad_left == 0 &&
+  return dense(p) && p.KH == 1 && p.KW == 1 && p.pad_top == 0 && p.pad_left == 0 &&
          (p.OH - 1) * p.stride_h < p.H && (p.OW - 1) * p.stride_w < p.W;
 }
 
-// The packed 1x1 weights: header, each channel's sum of weights (for the input's zero point),
-// then the blocks.
+int64_t taps_of(const Conv2dParams& p) { return p.KH * p.KW; }
+
+// The packed dense weights: header, each channel's sum of weights (for the input's zero point),
+// then the blocks: [M / 16][taps][C / 4][16][4], K ordered (kh, kw, c) so that a tap's 4
+// channels are one broadcast of a pixel's bytes.
 int64_t sums_bytes(int64_t M) { return round_up(round_up(M, kBlock) * 4, 64); }
 
-size_t pointwise_bytes(const Conv2dParams& p) {
-  return static_cast<size_t>(kHeader + sums_bytes(p.M) + round_up(p.M, kBlock) * p.C);
+size_t dense_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(kHeader + sums_bytes(p.M) + round_up(p.M, kBlock) * p.C * taps_of(p));
 }
 
-void pack_pointwise(const Conv2dParams& p, const int8_t* w, unsigned char* packed) {
-  const int64_t K = p.C, M = p.M, kq = K / 4;
-  std::memset(packed, 0, pointwise_bytes(p));
+void pack_dense(const Conv2dParams& p, const int8_t* w, unsigned char* packed) {
+  const int64_t C = p.C, M = p.M, taps = taps_of(p), kq = C / 4, K = C * taps;
+  std::memset(packed, 0, dense_bytes(p));
   const int64_t header[2] = {K, M};
   std::memcpy(packed, header, sizeof header);
   auto* sums = reinterpret_cast<int32_t*>(packed + kHeader);
   auto* blocks = reinterpret_cast<int8_t*>(packed + kHeader + sums_bytes(M));
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) {
-      blocks[(m / kBlock) * kq * 64 + (k / 4) * 64 + (m % kBlock) * 4 + k % 4] = w[m * K + k];
-      sums[m] += w[m * K + k];
-    }
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int8_t v = w[(m * C + c) * taps + t];  // W [M, C, KH, KW]
+        blocks[(m / kBlock) * taps * kq * 64 + (t * kq + c / 4) * 64 + (m % kBlock) * 4 + c % 4] = v;
+        sums[m] += v;
+      }
 }
 
 // Per output channel (rounded up to the blocks): the sums' constant term bias - zx sum w
-// (wrapping, as the reference's uint32 sums) and the requantization's scale.
+// (wrapping, as the reference's uint32 sums) and the requantization's scale; then a row of C
+// bytes of x's zero point as stored, which taps in the padding read (they add (zx - zx) w).
 struct ChannelTerms {
   int32_t* add;
   float* scale;
+  unsigned char* pad;
 };
 
+size_t channel_terms_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(round_up(p.M, kBlock) * 8 + round_up(p.C, 64));
+}
+
 ChannelTerms channel_terms(const Conv2dParams& p, const QGemmOutput& out, const int32_t* sums, uint32_t zx,
-                           void* buffer) {
+                           int32_t x_zero_point, void* buffer) {
   const int64_t mb = round_up(p.M, kBlock);
-  ChannelTerms t{static_cast<int32_t*>(buffer), reinterpret_cast<float*>(static_cast<int32_t*>(buffer) + mb)};
+  auto* add = static_cast<int32_t*>(buffer);
+  ChannelTerms t{add, reinterpret_cast<float*>(add + mb), reinterpret_cast<unsigned char*>(add + 2 * mb)};
   for (int64_t m = 0; m < mb; ++m) {
     const bool real = m < p.M;
     const uint32_t bias = real && out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? m : 0]) : 0u;
     t.add[m] = real ? static_cast<int32_t>(bias - zx * static_cast<uint32_t>(sums[m])) : 0;
     t.scale[m] = real && out.scale ? out.scale[out.scale_count > 1 ? m : 0] : 1.0f;
   }
+  std::memset(t.pad, static_cast<unsigned char>(x_zero_point), static_cast<size_t>(p.C));
   return t;
 }
 
-// Where output pixel j's input channels start in x (bytes).
+// Where output pixel j's input channels start in x (bytes), for a 1x1 without padding.
 int64_t input_offset(const Conv2dParams& p, int64_t j) {
   const int64_t plane = p.OH * p.OW, n = j / plane, oh = j % plane / p.OW, ow = j % p.OW;
   return ((n * p.H + oh * p.stride_h) * p.W + ow * p.stride_w) * p.C;
 }
 
-// The input offsets of a tile's pixels j..j + n_pix - 1, then the last one repeated: one
-// division for the tile (a division per pixel took as long as the multiplies of a 16-channel 1x1).
-void tile_offsets(const Conv2dParams& p, int64_t j, int64_t n_pix, int64_t* off) {
-  if (p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W) {
-    for (int64_t r = 0; r < kPixels; ++r) off[r] = (j + std::min(r, n_pix - 1)) * p.C;
+// The addresses of a tile's taps, src[t * kPixels + r] for pixel j + r (r < kPixels; rows past
+// n_pix repeat the last pixel), the pad row for taps outside the image. One division for the
+// tile (a division per pixel took as long as the multiplies of a 16-channel 1x1).
+void tile_sources(const Conv2dParams& p, const unsigned char* x, const unsigned char* pad, int64_t j,
+                  int64_t n_pix, const unsigned char** src) {
+  if (pointwise(p)) {
+    if (p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W) {
+      for (int64_t r = 0; r < kPixels; ++r) src[r] = x + (j + std::min(r, n_pix - 1)) * p.C;
+      return;
+    }
+    int64_t ow = j % p.OW, o = input_offset(p, j);
+    for (int64_t r = 0; r < kPixels; ++r) {
+      src[r] = x + o;
+      if (r + 1 >= n_pix) continue;
+      if (++ow < p.OW) {
+        o += p.stride_w * p.C;
+      } else {
+        ow = 0;
+        o = input_offset(p, j + r + 1);
+      }
+    }
     return;
   }
-  int64_t ow = j % p.OW, o = input_offset(p, j);
+  const int64_t plane = p.OH * p.OW;
+  int64_t n = j / plane, oh = j % plane / p.OW, ow = j % p.OW;
   for (int64_t r = 0; r < kPixels; ++r) {
-    off[r] = o;
-    if (r + 1 >= n_pix) continue;
-    if (++ow < p.OW) {
-      o += p.stride_w * p.C;
-    } else {
+    const int64_t ih0 = oh * p.stride_h - p.pad_top, iw0 = ow * p.stride_w - p.pad_left;
+    const unsigned char* image = x + n * p.H * p.W * p.C;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const int64_t ih = ih0 + kh * p.dil_h;
+      const bool row_in = ih >= 0 && ih < p.H;
+      for (int64_t kw = 0; kw < p.KW; ++kw) {
+        const int64_t iw = iw0 + kw * p.dil_w;
+        src[(kh * p.KW + kw) * kPixels + r] = row_in && iw >= 0 && iw < p.W ? image + (ih * p.W + iw) * p.C : pad;
+      }
+    }
+    if (r + 1 >= n_pix) break;
+    if (++ow == p.OW) {
       ow = 0;
-      o = input_offset(p, j + r + 1);
+      if (++oh == p.OH) oh = 0, ++n;
     }
   }
+  const int64_t taps = taps_of(p);
+  for (int64_t r = n_pix; r < kPixels; ++r)
+    for (int64_t t = 0; t < taps; ++t) src[t * kPixels + r] = src[t * kPixels + n_pix - 1];
 }
 
 // Output pixels [j0, j1) with plain loops.
 template <class Y>
-void pointwise_portable(const Conv2dParams& p, const unsigned char* x, uint8_t flip, const int8_t* blocks,
-                        const ChannelTerms& t, int32_t y_zero_point, Y* y, int64_t j0, int64_t j1) {
-  const int64_t kq = p.C / 4;
+void dense_portable(const Conv2dParams& p, const unsigned char* x, uint8_t flip, const int8_t* blocks,
+                    const ChannelTerms& t, int32_t y_zero_point, Y* y, int64_t j0, int64_t j1) {
+  const int64_t kq = p.C / 4, taps = taps_of(p);
+  const unsigned char* src[kMaxTaps * kPixels];
   for (int64_t j = j0; j < j1; ++j) {
-    const unsigned char* xj = x + input_offset(p, j);
+    tile_sources(p, x, t.pad, j, 1, src);
     for (int64_t m = 0; m < p.M; ++m) {
-      const int8_t* w = blocks + (m / kBlock) * kq * 64 + (m % kBlock) * 4;
+      const int8_t* w = blocks + (m / kBlock) * taps * kq * 64 + (m % kBlock) * 4;
       uint32_t s = static_cast<uint32_t>(t.add[m]);
-      for (int64_t k = 0; k < p.C; ++k)
-        s += static_cast<uint32_t>(xj[k] ^ flip) * static_cast<uint32_t>(int32_t{w[(k / 4) * 64 + k % 4]});
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const unsigned char* xj = src[tap * kPixels];
+        for (int64_t k = 0; k < p.C; ++k)
+          s += static_cast<uint32_t>(xj[k] ^ flip) *
+               static_cast<uint32_t>(int32_t{w[(tap * kq + k / 4) * 64 + k % 4]});
+      }
       y[j * p.M + m] = requantize_f32<Y>(static_cast<int32_t>(s), t.scale[m], y_zero_point);
     }
   }
@@ -138,36 +193,38 @@ bool vnni_supported() {
   return ok;
 }
 
-
-// One tile: pixels at x + off[r] (r < 7; rows past the range repeat its last pixel), V blocks
-// from w (w_block bytes apart), requantized to y + j * M for the first n_pix pixels, n_ch <=
-// 16 V channels.
+// One tile: pixel r's tap t at src[t * 7 + r] (rows past the range repeat its last pixel), V
+// blocks from w (w_block bytes apart), requantized to y + j * M for the first n_pix pixels,
+// n_ch <= 16 V channels.
 template <int V, bool Signed>
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile(
-    const unsigned char* x, const int64_t* off, int64_t kq, uint32_t flip, const int8_t* w, int64_t w_block,
+    const unsigned char* const* src, int64_t taps, int64_t kq, uint32_t flip, const int8_t* w, int64_t w_block,
     const int32_t* add, const float* scale, int32_t y_zero_point, unsigned char* y, int64_t M, int64_t n_pix,
     int64_t n_ch) {
   __m512i acc[kPixels][V];
-  const unsigned char* xr[kPixels];
   _Pragma("GCC unroll 8")
   for (int r = 0; r < kPixels; ++r) {
-    xr[r] = x + off[r];
     _Pragma("GCC unroll 4")
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_loadu_si512(add + v * kBlock);
   }
   const __m512i flips = _mm512_set1_epi32(static_cast<int32_t>(flip));
-  for (int64_t g = 0; g < kq; ++g, w += 64) {
-    __m512i wv[V];
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_si512(w + v * w_block);
+  for (int64_t t = 0; t < taps; ++t, src += kPixels) {
+    const unsigned char* xr[kPixels];
     _Pragma("GCC unroll 8")
-    for (int r = 0; r < kPixels; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, xr[r] + g * 4, 4);
-      __m512i b = _mm512_set1_epi32(quad);
-      if (flip) b = _mm512_xor_si512(b, flips);
+    for (int r = 0; r < kPixels; ++r) xr[r] = src[r];
+    for (int64_t g = 0; g < kq; ++g, w += 64) {
+      __m512i wv[V];
       _Pragma("GCC unroll 4")
-      for (int v = 0; v < V; ++v) acc[r][v] = dpbusd_reg(acc[r][v], b, wv[v]);
+      for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_si512(w + v * w_block);
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < kPixels; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, xr[r] + g * 4, 4);
+        __m512i b = _mm512_set1_epi32(quad);
+        if (flip) b = _mm512_xor_si512(b, flips);
+        _Pragma("GCC unroll 4")
+        for (int v = 0; v < V; ++v) acc[r][v] = dpbusd_reg(acc[r][v], b, wv[v]);
+      }
     }
   }
   const Requant16 q = requant16<Signed>(y_zero_point);
@@ -181,7 +238,69 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile(
   }
 }
 
-using TileFn = void (*)(const unsigned char*, const int64_t*, int64_t, uint32_t, const int8_t*, int64_t,
+// AVX2 (no VNNI): the products widened to int16 and summed in pairs by vpmaddwd, exact (a u8 x
+// s8 product fits int16, a sum of two does not: vpmaddubsw would saturate). R <= 4 pixels
+// (src[t * 7 + r0 + r]) times 8 output channels: 2R sums in registers, of 16. w: the 8
+// channels' bytes in the packed blocks (the block's half), 64 bytes per group of 4 input
+// channels; add, scale: those 8 channels'. Requantized as requantize_f32 (clamped in float,
+// then rounded half to even by vcvtps2dq).
+template <int R, bool Signed>
+__attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* src, int64_t r0, int64_t taps,
+                                                   int64_t kq, uint32_t flip, const int8_t* w, const int32_t* add,
+                                                   const float* scale, int32_t y_zero_point, unsigned char* y,
+                                                   int64_t M, int64_t n_pix, int64_t n_ch) {
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  // A pixel's 4 bytes (broadcast to every dword) as 4 int16, in every 64-bit quarter.
+  const __m256i widen = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
+                                         3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
+  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
+  for (int64_t t = 0; t < taps; ++t) {
+    const unsigned char* xr[R];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < R; ++r) xr[r] = src[t * kPixels + r0 + r];
+    const int8_t* wt = w + t * kq * 64;
+    for (int64_t g = 0; g < kq; ++g) {
+      const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + g * 64)));
+      const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + g * 64 + 16)));
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < R; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, xr[r] + g * 4, 4);
+        __m256i b = _mm256_set1_epi32(quad);
+        if (flip) b = _mm256_xor_si256(b, flips);
+        b = _mm256_shuffle_epi8(b, widen);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b, w1));
+      }
+    }
+  }
+  const __m256 vs = _mm256_loadu_ps(scale);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - y_zero_point));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point));
+  const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
+  const __m256i vz = _mm256_set1_epi32(y_zero_point);
+  for (int r = 0; r < R && r < n_pix; ++r) {
+    // acc0 = [c0 c0 c1 c1 | c2 c2 c3 c3], acc1 = [c4 c4 c5 c5 | c6 c6 c7 c7] (pair sums)
+    const __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, va)), vs);
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), vz);
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    const __m128i b = Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16);
+    unsigned char* yr = y + (r0 + r) * M;
+    if (n_ch >= 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(yr), b);
+    } else {
+      alignas(16) unsigned char tmp[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
+      std::memcpy(yr, tmp, static_cast<size_t>(n_ch));
+    }
+  }
+}
+
+using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
                         const int32_t*, const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
 template <bool Signed>
@@ -193,51 +312,84 @@ TileFn tile_kernel(int vecs) {
 // Weight blocks of a tile: 3, or 2 + 2 rather than 3 + 1.
 int tile_vecs(int64_t remaining) { return remaining == 4 || remaining == 2 ? 2 : remaining == 1 ? 1 : kMaxVecs; }
 
-void pointwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
-                    ThreadPool* pool, QGemmIsa isa) {
-  const int64_t M = p.M, kq = p.C / 4, mb = round_up(M, kBlock), n_b = mb / kBlock;
+void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                ThreadPool* pool, QGemmIsa isa) {
+  const int64_t M = p.M, kq = p.C / 4, taps = taps_of(p), mb = round_up(M, kBlock), n_b = mb / kBlock;
   const auto* sums = reinterpret_cast<const int32_t*>(packed + kHeader);
   const auto* blocks = reinterpret_cast<const int8_t*>(packed + kHeader + sums_bytes(M));
   const uint8_t flip = x.a_signed ? 0x80 : 0;
   const uint32_t zx = static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u);
   // The channel terms are the caller's; every thread reads them (a few KB).
   static thread_local std::vector<int32_t> fallback;
-  void* buffer = thread_buffer(ThreadBuffer::qgemm_panels, static_cast<size_t>(mb) * 8);
+  const size_t terms_bytes = channel_terms_bytes(p);
+  void* buffer = thread_buffer(ThreadBuffer::qgemm_panels, terms_bytes);
   if (buffer == nullptr) {
-    fallback.assign(static_cast<size_t>(mb) * 2, 0);
+    fallback.assign(terms_bytes / 4 + 1, 0);
     buffer = fallback.data();
   }
-  const ChannelTerms t = channel_terms(p, out, sums, zx, buffer);
+  const ChannelTerms t = channel_terms(p, out, sums, zx, x.zero_point, buffer);
   const auto* xs = static_cast<const unsigned char*>(x.data);
   auto* y = static_cast<unsigned char*>(out.y);
   const bool is_signed = out.type == KILN_I8;
 #if KILN_QCONV_NHWC_X86
   const bool vnni = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && vnni_supported();
+  const bool avx2 = !vnni && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) &&
+                    qgemm_isa_supported(QGemmIsa::avx2) && __builtin_cpu_supports("fma");
 #else
-  const bool vnni = false;
+  const bool vnni = false, avx2 = false;
   (void)isa;
 #endif
   // Output rows [r0, r1) of all images: their pixels, weight blocks outermost (a tile's
   // weights stay in L1/L2 while the thread's pixels pass).
   auto run = [&](int64_t r0, int64_t r1) {
     const int64_t j0 = r0 * p.OW, j1 = r1 * p.OW;
+#if KILN_QCONV_NHWC_X86
+    if (avx2) {
+      const unsigned char* src[kMaxTaps * kPixels];
+      const int64_t w_block = taps * kq * 64;
+      const uint32_t flips = flip ? 0x80808080u : 0u;
+      // Half blocks of 8 channels outermost: their weights (8 K bytes) stay in L1/L2.
+      for (int64_t m0 = 0; m0 < M; m0 += 8) {
+        const int8_t* w = blocks + (m0 / kBlock) * w_block + (m0 % kBlock) * 4;
+        const int64_t n_ch = std::min<int64_t>(8, M - m0);
+        for (int64_t j = j0; j < j1; j += kPixels) {
+          const int64_t n_pix = std::min(kPixels, j1 - j);
+          tile_sources(p, xs, t.pad, j, n_pix, src);
+          unsigned char* yj = y + j * M + m0;
+          if (is_signed) {
+            tile_avx2<4, true>(src, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
+            if (n_pix > 4)
+              tile_avx2<3, true>(src, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M,
+                                 n_pix - 4, n_ch);
+          } else {
+            tile_avx2<4, false>(src, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix,
+                                n_ch);
+            if (n_pix > 4)
+              tile_avx2<3, false>(src, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M,
+                                  n_pix - 4, n_ch);
+          }
+        }
+      }
+      return;
+    }
+#endif
     if (!vnni) {
       if (is_signed)
-        pointwise_portable(p, xs, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
+        dense_portable(p, xs, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
       else
-        pointwise_portable(p, xs, flip, blocks, t, out.y_zero_point, y, j0, j1);
+        dense_portable(p, xs, flip, blocks, t, out.y_zero_point, y, j0, j1);
       return;
     }
 #if KILN_QCONV_NHWC_X86
+    const unsigned char* src[kMaxTaps * kPixels];
     for (int64_t b = 0; b < n_b;) {
       const int vecs = tile_vecs(n_b - b);
       const TileFn fn = is_signed ? tile_kernel<true>(vecs) : tile_kernel<false>(vecs);
-      const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock * vecs, M - m0);
+      const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock * vecs, M - m0), w_block = taps * kq * 64;
       for (int64_t j = j0; j < j1; j += kPixels) {
         const int64_t n_pix = std::min(kPixels, j1 - j);
-        int64_t off[kPixels];
-        tile_offsets(p, j, n_pix, off);
-        fn(xs, off, kq, flip ? 0x80808080u : 0u, blocks + b * kq * 64, kq * 64, t.add + m0, t.scale + m0,
+        tile_sources(p, xs, t.pad, j, n_pix, src);
+        fn(src, taps, kq, flip ? 0x80808080u : 0u, blocks + b * w_block, w_block, t.add + m0, t.scale + m0,
            out.y_zero_point, y + j * M + m0, M, n_pix, n_ch);
       }
       b += vecs;
@@ -292,18 +444,18 @@ void transpose_tile(const unsigned char* s, unsigned char* d, int64_t rows, int6
 
 bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept {
   if (p.N < 1 || p.OH < 1 || p.OW < 1 || p.stride_h < 1 || p.stride_w < 1) return false;
-  return pointwise(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
+  return dense(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
 }
 
 size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept {
-  return depthwise(p) ? nhwc::depthwise_packed_bytes(p) : pointwise_bytes(p);
+  return depthwise(p) ? nhwc::depthwise_packed_bytes(p) : dense_bytes(p);
 }
 
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept {
   if (depthwise(p))
     nhwc::depthwise_pack(p, w, packed);
   else
-    pack_pointwise(p, w, packed);
+    pack_dense(p, w, packed);
 }
 
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char* packed) noexcept {
@@ -329,7 +481,7 @@ void transpose_planes_8bit(int64_t N, int64_t rows, int64_t cols, const void* x,
 void qconv2d_nhwc(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed_w, const QGemmOutput& out,
                   ThreadPool* pool, QGemmIsa isa) noexcept {
   if (depthwise(p)) return nhwc::depthwise_conv(p, x, packed_w, out, pool, isa);
-  pointwise_conv(p, x, packed_w, out, pool, isa);
+  dense_conv(p, x, packed_w, out, pool, isa);
 }
 
 }  // namespace kiln::rt

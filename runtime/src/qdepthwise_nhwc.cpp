@@ -9,8 +9,8 @@
 #include "kiln/rt/qdepthwise_nhwc.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/requant_avx512.h"
@@ -123,6 +123,13 @@ struct Fast {
   const int32_t* add;  // bias - zx sum w
   const float* scale;
   unsigned char* y;
+  // With C <= 32 and stride_w 1, `run` (64 / C) neighbouring pixels inside the image are one
+  // block: the channels of pixel ow + 1 follow those of ow in every tap's row. Their tables
+  // repeat add, scale and each group's weights from lane to lane (64 lanes, 0 past run * C).
+  int64_t run;
+  const int32_t* run_add;
+  const float* run_scale;
+  const int8_t* run_groups;
   __m512i pairs_lo, pairs_hi, quads_lo, quads_hi;
   Requant16 rq;
 };
@@ -202,11 +209,25 @@ KILN_DW_TARGET void fast_rows(const Fast& dp, const uintptr_t* offset, uintptr_t
   const int64_t ow_lo = std::min(d.OW, (d.pad_left + d.stride_w - 1) / d.stride_w);
   const int64_t ow_hi =
       d.W - span_w + d.pad_left <= 0 ? 0 : std::min(d.OW, (d.W - span_w + d.pad_left - 1) / d.stride_w + 1);
+  Fast m = d;
+  m.add = d.run_add, m.scale = d.run_scale, m.groups = d.run_groups, m.c_pad = kBlock;
+  const int64_t run = d.run, run_bytes = run * C;
+  const __mmask64 run_mask = run_bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << run_bytes) - 1;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / d.OH, oh = r % d.OH, ih0 = oh * d.stride_h - d.pad_top;
     const bool rows_in = ih0 >= 0 && ih0 + (d.KH - 1) * d.dil_h < d.H;
     for (int64_t ow = 0; ow < d.OW; ++ow) {
       const int64_t iw0 = ow * d.stride_w - d.pad_left;
+      if (run > 1 && rows_in && ow >= ow_lo && ow + run <= ow_hi) {
+        const auto first = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * C);
+        unsigned char* y = d.y + (r * d.OW + ow) * C;
+        if (run_bytes == kBlock)
+          pixel_block<4, false, XSigned>(m, first, offset, 0, run_mask, y);
+        else
+          pixel_block<4, true, XSigned>(m, first, offset, 0, run_mask, y);
+        ow += run - 1;
+        continue;
+      }
       uintptr_t base = 0;
       const uintptr_t* tap = border;
       if (rows_in && ow >= ow_lo && ow < ow_hi) {
@@ -241,10 +262,9 @@ KILN_DW_TARGET void fast_rows(const Fast& dp, const uintptr_t* offset, uintptr_t
   }
 }
 
-// Bytes of a thread's buffer: add and scale (c_pad each), the pad row, the taps' pointers and
-// offsets.
+// Bytes of a thread's buffer (laid out in fast).
 size_t fast_buffer_bytes(const Conv2dParams& p) {
-  return static_cast<size_t>(padded_channels(p) * 9 + tap_count(p) * 16);
+  return static_cast<size_t>(padded_channels(p) * 9 + tap_count(p) * 16 + kBlock * 8 + tap_groups(p) * kBlock * 4);
 }
 
 // Rows [r0, r1) on the fast kernel; false (nothing written) when the thread's buffer cannot grow.
@@ -261,14 +281,19 @@ KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned 
   d.x = static_cast<const unsigned char*>(x.data);
   d.groups = weight_groups(p, packed);
   d.y = static_cast<unsigned char*>(out.y);
+  // The buffer: add, scale (c_pad each), the run's tables, the pad row, the taps' offsets and
+  // addresses (all 64-byte aligned but the last two).
   auto* add = reinterpret_cast<int32_t*>(buffer);
-  auto* scale = reinterpret_cast<float*>(buffer + c_pad * 4);
-  auto* pad = buffer + c_pad * 8;
+  auto* scale = reinterpret_cast<float*>(add + c_pad);
+  auto* run_add = reinterpret_cast<int32_t*>(scale + c_pad);
+  auto* run_scale = reinterpret_cast<float*>(run_add + kBlock);
+  auto* run_groups = reinterpret_cast<int8_t*>(run_scale + kBlock);
+  auto* pad = reinterpret_cast<unsigned char*>(run_groups + tap_groups(p) * kBlock * 4);
   const int32_t* sums = weight_sums(packed);
   const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
   for (int64_t c = 0; c < c_pad; ++c) {
-    add[c] = c < p.C ? static_cast<int32_t>(static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]))
-                     : 0;
+    const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
+    add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
     scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
   }
   std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(c_pad));
@@ -286,10 +311,27 @@ KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned 
   d.quads_lo = _mm512_load_si512(w);
   for (int i = 0; i < 32; ++i) w[i] = static_cast<uint16_t>((i % 2) * 32 + 16 + i / 2);
   d.quads_hi = _mm512_load_si512(w);
-  auto* offset = reinterpret_cast<uintptr_t*>(buffer + c_pad * 9);
+  auto* offset = reinterpret_cast<uintptr_t*>(pad + c_pad);
   auto* border = offset + taps;
   for (int64_t k = 0; k < taps; ++k)
     offset[k] = static_cast<uintptr_t>(((k / p.KW) * p.dil_h * p.W + (k % p.KW) * p.dil_w) * p.C);
+  d.run = p.C <= kBlock / 2 && p.stride_w == 1 ? kBlock / p.C : 0;
+  if (d.run > 1) {
+    const int64_t lanes = d.run * p.C;
+    for (int64_t l = 0; l < kBlock; ++l) {
+      run_add[l] = l < lanes ? add[l % p.C] : 0;
+      run_scale[l] = l < lanes ? scale[l % p.C] : 1.0f;
+    }
+    for (int64_t g = 0; g < tap_groups(p); ++g)
+      for (int64_t l = 0; l < kBlock; ++l) {
+        int8_t* to = run_groups + (g * kBlock + l) * 4;
+        if (l < lanes)
+          std::memcpy(to, d.groups + (g * c_pad + l % p.C) * 4, 4);
+        else
+          std::memset(to, 0, 4);
+      }
+  }
+  d.run_add = run_add, d.run_scale = run_scale, d.run_groups = run_groups;
   // The output's type is only its range, in rq.
   d.rq = out.type == KILN_I8 ? requant16<true>(out.y_zero_point) : requant16<false>(out.y_zero_point);
   if (x.a_signed)
@@ -297,6 +339,207 @@ KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned 
   else
     fast_rows<false>(d, offset, border, r0, r1);
   return true;
+}
+
+// ---- AVX2 ----------------------------------------------------------------------------------------
+//
+// No byte dot product that is exact here (vpmaddubsw saturates a pair's sum): the bytes of two
+// taps are interleaved and widened to 16 bits (u8 x s8 products fit, their pair sums do not) and
+// vpmaddwd adds each pair into 32 bits, exactly, against int16 weights built per call in the
+// thread's buffer: pair q's table holds channel c's weights of taps 2q, 2q + 1 in its words
+// 2c, 2c + 1 (c_pad channels, 0 past C and for the missing tap of an odd count). The zero point
+// is the per-channel constant of the fast kernel; the odd count's missing tap reads the window's
+// first tap (or the pad row), times 0.
+
+#define KILN_DW_AVX2 __attribute__((target("avx2,fma")))
+
+struct Avx2 {
+  int64_t C, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+  int64_t c_pad, pairs;  // taps 2q and 2q + 1 a pair (the second of the last one 0 for odd counts)
+  const unsigned char* x;
+  const unsigned char* pad;  // c_pad bytes of x's zero point as stored
+  const int16_t* w16;        // [pairs][c_pad][2]
+  const int32_t* add;        // bias - zx sum w
+  const float* scale;
+  unsigned char* y;
+  int32_t y_zero_point;
+};
+
+// 16 channel bytes at `at` (only `left` of them in a tail: the rest are read from a copy).
+template <bool Tail, bool XSigned>
+KILN_DW_AVX2 inline __m128i load16(const unsigned char* at, int64_t left) {
+  __m128i v;
+  if constexpr (Tail) {
+    alignas(16) unsigned char b[16] = {};
+    std::memcpy(b, at, static_cast<size_t>(left));
+    v = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+  } else {
+    v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  }
+  return XSigned ? _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80))) : v;
+}
+
+// requantize_f32 of 8 lanes, in int32 (within the output's range).
+KILN_DW_AVX2 inline __m256i requant8(__m256i a, const float* s, __m256 clo, __m256 chi, __m256i vz) {
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(s));
+  v = _mm256_min_ps(_mm256_max_ps(v, clo), chi);  // max(NaN, lo) is lo, as requantize_f32's
+  return _mm256_add_epi32(_mm256_cvtps_epi32(v), vz);
+}
+
+// requantize_f32 of channels c0..c0 + 15 (acc lo: the first 8, hi: the next), to y (left of them).
+template <bool Tail, bool YSigned>
+KILN_DW_AVX2 inline void store16(const Avx2& d, __m256i lo, __m256i hi, int64_t c0, int64_t left, unsigned char* y) {
+  const __m256 clo = _mm256_set1_ps(static_cast<float>((YSigned ? -128 : 0) - d.y_zero_point));
+  const __m256 chi = _mm256_set1_ps(static_cast<float>((YSigned ? 127 : 255) - d.y_zero_point));
+  const __m256i vz = _mm256_set1_epi32(d.y_zero_point);
+  const __m256i q0 = requant8(lo, d.scale + c0, clo, chi, vz), q1 = requant8(hi, d.scale + c0 + 8, clo, chi, vz);
+  const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+  const __m128i a = _mm256_castsi256_si128(w), b = _mm256_extracti128_si256(w, 1);
+  const __m128i r = YSigned ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+  if constexpr (Tail) {
+    alignas(16) unsigned char t[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(t), r);
+    std::memcpy(y + c0, t, static_cast<size_t>(left));
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + c0), r);
+  }
+}
+
+// Channels [c0, c0 + 16 NV) of one output pixel (c0 + left in a tail, NV 1), tap k's channels at
+// base + tap[k] (2 pairs entries; the pad row for taps outside the image); base includes c0.
+template <int NV, bool Tail, bool XSigned, bool YSigned>
+KILN_DW_AVX2 inline void avx2_block(const Avx2& d, uintptr_t base, const uintptr_t* tap, int64_t c0, int64_t left,
+                                    unsigned char* y) {
+  __m256i acc[2 * NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < 2 * NV; ++j)
+    acc[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.add + c0 + 8 * j));
+  const int16_t* wq = d.w16 + c0 * 2;
+  const int64_t stride = d.c_pad * 2;
+  for (int64_t q = 0; q < d.pairs; ++q, tap += 2, wq += stride) {
+    const auto* t0 = reinterpret_cast<const unsigned char*>(base + tap[0]);
+    const auto* t1 = reinterpret_cast<const unsigned char*>(base + tap[1]);
+#pragma GCC unroll 2
+    for (int j = 0; j < NV; ++j) {
+      const __m128i a = load16<Tail, XSigned>(t0 + 16 * j, left), b = load16<Tail, XSigned>(t1 + 16 * j, left);
+      const __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b));  // channels 0..7: [tap 0, tap 1]
+      const __m256i hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));  // 8..15
+      const auto* w = reinterpret_cast<const __m256i*>(wq + 32 * j);
+      acc[2 * j] = _mm256_add_epi32(acc[2 * j], _mm256_madd_epi16(lo, _mm256_loadu_si256(w)));
+      acc[2 * j + 1] = _mm256_add_epi32(acc[2 * j + 1], _mm256_madd_epi16(hi, _mm256_loadu_si256(w + 1)));
+    }
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < NV; ++j) store16<Tail, YSigned>(d, acc[2 * j], acc[2 * j + 1], c0 + 16 * j, left, y);
+}
+
+// Output rows [r0, r1) of the N * OH; offset and border as in fast_rows, 2 pairs entries each.
+template <bool XSigned, bool YSigned>
+KILN_DW_AVX2 void avx2_rows(const Avx2& dp, const uintptr_t* offset, uintptr_t* border, int64_t r0, int64_t r1) {
+  const Avx2 d = dp;
+  const int64_t C = d.C, taps = d.KH * d.KW;
+  const int64_t span_w = (d.KW - 1) * d.dil_w;
+  const int64_t ow_lo = std::min(d.OW, (d.pad_left + d.stride_w - 1) / d.stride_w);
+  const int64_t ow_hi =
+      d.W - span_w + d.pad_left <= 0 ? 0 : std::min(d.OW, (d.W - span_w + d.pad_left - 1) / d.stride_w + 1);
+  if (taps % 2) border[taps] = reinterpret_cast<uintptr_t>(d.pad);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / d.OH, oh = r % d.OH, ih0 = oh * d.stride_h - d.pad_top;
+    const bool rows_in = ih0 >= 0 && ih0 + (d.KH - 1) * d.dil_h < d.H;
+    for (int64_t ow = 0; ow < d.OW; ++ow) {
+      const int64_t iw0 = ow * d.stride_w - d.pad_left;
+      uintptr_t base = 0;
+      const uintptr_t* tap = border;
+      if (rows_in && ow >= ow_lo && ow < ow_hi) {
+        base = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * C);
+        tap = offset;
+      } else {
+        for (int64_t kh = 0; kh < d.KH; ++kh) {
+          const int64_t ih = ih0 + kh * d.dil_h;
+          const bool row_in = ih >= 0 && ih < d.H;
+          for (int64_t kw = 0; kw < d.KW; ++kw) {
+            const int64_t iw = iw0 + kw * d.dil_w;
+            border[kh * d.KW + kw] = reinterpret_cast<uintptr_t>(
+                row_in && iw >= 0 && iw < d.W ? d.x + ((n * d.H + ih) * d.W + iw) * C : d.pad);
+          }
+        }
+      }
+      unsigned char* y = d.y + (r * d.OW + ow) * C;
+      int64_t c0 = 0;
+      for (; c0 + 32 <= C; c0 += 32)
+        avx2_block<2, false, XSigned, YSigned>(d, base + static_cast<uintptr_t>(c0), tap, c0, 32, y);
+      if (c0 + 16 <= C) {
+        avx2_block<1, false, XSigned, YSigned>(d, base + static_cast<uintptr_t>(c0), tap, c0, 16, y);
+        c0 += 16;
+      }
+      if (c0 < C) avx2_block<1, true, XSigned, YSigned>(d, base + static_cast<uintptr_t>(c0), tap, c0, C - c0, y);
+    }
+  }
+}
+
+int64_t tap_pairs(const Conv2dParams& p) { return (tap_count(p) + 1) / 2; }
+
+// Bytes of a thread's buffer (laid out in avx2).
+size_t avx2_buffer_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(padded_channels(p) * (9 + tap_pairs(p) * 4) + tap_pairs(p) * 2 * 16);
+}
+
+// Rows [r0, r1) on the AVX2 kernel; false (nothing written) when the thread's buffer cannot grow.
+KILN_DW_AVX2 bool avx2(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                       int64_t r0, int64_t r1) {
+  auto* buffer = static_cast<unsigned char*>(thread_buffer(ThreadBuffer::qdepthwise_sums, avx2_buffer_bytes(p)));
+  if (buffer == nullptr) return false;
+  const int64_t c_pad = padded_channels(p), taps = tap_count(p), pairs = tap_pairs(p);
+  Avx2 d;
+  d.C = p.C, d.H = p.H, d.W = p.W, d.OH = p.OH, d.OW = p.OW, d.KH = p.KH, d.KW = p.KW;
+  d.stride_h = p.stride_h, d.stride_w = p.stride_w, d.pad_top = p.pad_top, d.pad_left = p.pad_left;
+  d.dil_h = p.dil_h, d.dil_w = p.dil_w;
+  d.c_pad = c_pad, d.pairs = pairs;
+  d.x = static_cast<const unsigned char*>(x.data);
+  d.y = static_cast<unsigned char*>(out.y);
+  d.y_zero_point = out.y_zero_point;
+  // The buffer: add, scale (c_pad each), the int16 weights, the pad row, the taps' offsets and
+  // addresses (2 pairs each).
+  auto* add = reinterpret_cast<int32_t*>(buffer);
+  auto* scale = reinterpret_cast<float*>(add + c_pad);
+  auto* w16 = reinterpret_cast<int16_t*>(scale + c_pad);
+  auto* pad = reinterpret_cast<unsigned char*>(w16 + pairs * c_pad * 2);
+  const int32_t* sums = weight_sums(packed);
+  const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
+  for (int64_t c = 0; c < c_pad; ++c) {
+    const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
+    add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
+    scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
+  }
+  const int8_t* groups = weight_groups(p, packed);
+  // Pair q is half q % 2 of group q / 2 (whose taps past the last are 0 already).
+  for (int64_t q = 0; q < pairs; ++q) {
+    const int8_t* g = groups + (q / 2) * c_pad * 4 + (q % 2) * 2;
+    int16_t* to = w16 + q * c_pad * 2;
+    for (int64_t c = 0; c < c_pad; ++c) to[2 * c] = g[4 * c], to[2 * c + 1] = g[4 * c + 1];
+  }
+  std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(c_pad));
+  d.w16 = w16, d.add = add, d.scale = scale, d.pad = pad;
+  auto* offset = reinterpret_cast<uintptr_t*>(pad + c_pad);
+  auto* border = offset + 2 * pairs;
+  for (int64_t k = 0; k < taps; ++k)
+    offset[k] = static_cast<uintptr_t>(((k / p.KW) * p.dil_h * p.W + (k % p.KW) * p.dil_w) * p.C);
+  if (taps % 2) offset[taps] = 0;  // the window's first tap, times 0
+  const bool y_signed = out.type == KILN_I8;
+  if (x.a_signed && y_signed)
+    avx2_rows<true, true>(d, offset, border, r0, r1);
+  else if (x.a_signed)
+    avx2_rows<true, false>(d, offset, border, r0, r1);
+  else if (y_signed)
+    avx2_rows<false, true>(d, offset, border, r0, r1);
+  else
+    avx2_rows<false, false>(d, offset, border, r0, r1);
+  return true;
+}
+
+bool avx2_supported() {
+  static const bool ok = qgemm_isa_supported(QGemmIsa::avx2);
+  return ok;
 }
 
 #endif
@@ -328,14 +571,15 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
   if (rows <= 0 || p.OW <= 0 || p.C <= 0) return;
 #if KILN_QCONV_X86
   const bool use_fast = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && fast_supported();
+  const bool use_avx2 = !use_fast && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) && avx2_supported();
 #else
   (void)isa;
-  const bool use_fast = false;
 #endif
   // Equal shares, not balanced ones: a thread gets the same rows in every layer of the chain.
   parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
 #if KILN_QCONV_X86
     if (use_fast && fast(p, x, packed, out, r0, r1)) return;
+    if (use_avx2 && avx2(p, x, packed, out, r0, r1)) return;
 #endif
     portable(p, x, packed, out, r0, r1);
   });

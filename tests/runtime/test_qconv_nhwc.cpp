@@ -1,4 +1,4 @@
-// qconv2d_nhwc's 1x1 kernel and the NCHW <-> NHWC byte transposes, against qlinear.h's
+// qconv2d_nhwc's dense kernel (1x1 and KxK, group 1) and the NCHW <-> NHWC byte transposes, against qlinear.h's
 // reference loops run on the NCHW form of the same tensors.
 #include <doctest/doctest.h>
 
@@ -32,6 +32,14 @@ std::vector<T> transposed(const std::vector<T>& v, int64_t N, int64_t rows, int6
 
 Conv2dParams pointwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t stride) {
   return {N, C, H, W, M, 1, 1, (H - 1) / stride + 1, (W - 1) / stride + 1, stride, stride, 0, 0, 1, 1, 1};
+}
+
+// A KxK convolution, group 1, square padding `pad` and dilation `dil`.
+Conv2dParams dense(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t K, int64_t stride, int64_t pad,
+                   int64_t dil = 1) {
+  const int64_t span = (K - 1) * dil + 1;
+  return {N, C, H, W, M, K, K, (H + 2 * pad - span) / stride + 1, (W + 2 * pad - span) / stride + 1,
+          stride, stride, pad, pad, dil, dil, 1};
 }
 
 // qconv2d_nhwc against qlinear_conv2d for inputs X, weights Wt, output Y, every isa, serial
@@ -71,7 +79,7 @@ void check_against_reference(const Conv2dParams& p, uint32_t seed, int x_lo, int
   out.scale_count = scales;
   out.y_zero_point = yz;
   ThreadPool pool(2);
-  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::automatic}) {
+  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::automatic}) {
     CAPTURE(qgemm_isa_name(isa));
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
       std::fill(got.begin(), got.end(), Y(3));
@@ -110,14 +118,41 @@ TEST_CASE("qconv2d_nhwc 1x1 does not saturate on 255 x -128 over long K") {
   check_against_reference<uint8_t, int8_t, uint8_t>(p, 6, 0, 0, 127, 127, false, false);
 }
 
-TEST_CASE("qconv2d_nhwc_supported: 1x1 without padding and C a multiple of 4, or depthwise") {
+TEST_CASE("qconv2d_nhwc KxK matches qlinear_conv2d: padding, strides, dilation, borders, batches") {
+  const Conv2dParams cases[] = {
+      dense(1, 64, 14, 14, 64, 3, 1, 1),   // ResNet's 3x3 at 14 x 14, 4 blocks (2 + 2)
+      dense(1, 32, 15, 15, 48, 3, 2, 1),   // 3x3/2, odd plane
+      dense(2, 8, 9, 11, 37, 3, 1, 1),     // batch of 2, tiles across rows and images
+      dense(1, 12, 10, 9, 20, 5, 1, 2),    // 5x5
+      dense(1, 4, 12, 12, 16, 3, 1, 2, 2), // dilation 2
+      dense(1, 8, 7, 7, 24, 7, 1, 3),      // 7x7: 49 taps, most in the padding
+      dense(1, 16, 4, 4, 16, 3, 1, 3),     // padding wider than the kernel: taps of padding only
+      Conv2dParams{1, 8, 9, 10, 19, 2, 3, 5, 3, 2, 3, 1, 0, 1, 1, 1},  // 2x3, strides 2/3, padding at the top only
+      dense(1, 16, 9, 9, 16, 1, 2, 1),     // 1x1 with padding
+  };
+  uint32_t seed = 41;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.M);
+    CAPTURE(p.KH);
+    CAPTURE(p.OH);
+    REQUIRE(qconv2d_nhwc_supported(p));
+    check_against_reference<uint8_t, int8_t, uint8_t>(p, seed += 3, 0, 255, -128, 127, true, true);
+    check_against_reference<int8_t, int8_t, int8_t>(p, seed += 3, -128, 127, -128, 127, false, true);
+    check_against_reference<uint8_t, uint8_t, int8_t>(p, seed += 3, 0, 255, 0, 255, true, false);
+  }
+}
+
+TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, or depthwise") {
   CHECK(qconv2d_nhwc_supported(pointwise(1, 8, 4, 4, 8, 1)));
   CHECK_FALSE(qconv2d_nhwc_supported(pointwise(1, 6, 4, 4, 8, 1)));  // C % 4
-  Conv2dParams padded = pointwise(1, 8, 4, 4, 8, 1);
-  padded.pad_top = 1;
-  CHECK_FALSE(qconv2d_nhwc_supported(padded));
-  const Conv2dParams k3{1, 8, 4, 4, 8, 3, 3, 4, 4, 1, 1, 1, 1, 1, 1, 1};  // a 3x3, group 1
-  CHECK_FALSE(qconv2d_nhwc_supported(k3));
+  const Conv2dParams k3 = dense(1, 8, 4, 4, 8, 3, 1, 1);
+  CHECK(qconv2d_nhwc_supported(k3));
+  CHECK_FALSE(qconv2d_nhwc_supported(dense(1, 8, 9, 9, 8, 9, 1, 4)));  // 81 taps
+  CHECK_FALSE(qconv2d_nhwc_supported(dense(1, 3, 16, 16, 8, 7, 2, 3)));  // a stem: C = 3
+  Conv2dParams grouped = k3;
+  grouped.group = 2;
+  CHECK_FALSE(qconv2d_nhwc_supported(grouped));
   Conv2dParams dw = k3;
   dw.group = 8;
   CHECK(qconv2d_nhwc_supported(dw));
@@ -125,7 +160,9 @@ TEST_CASE("qconv2d_nhwc_supported: 1x1 without padding and C a multiple of 4, or
 
 TEST_CASE("transpose_planes_8bit: NCHW to NHWC and back, odd sizes, 2 threads") {
   ThreadPool pool(2);
-  for (const auto [N, C, HW] : {std::array<int64_t, 3>{1, 32, 112 * 112}, {2, 3, 37}, {1, 70, 49}, {1, 1, 1}}) {
+  for (const std::array<int64_t, 3>& shape : {std::array<int64_t, 3>{1, 32, 112 * 112}, {2, 3, 37}, {1, 70, 49}, {1, 1, 1}}) {
+    // Plain locals, not a structured binding: CAPTURE's lambda cannot name a binding before C++20's P1091 (clang 14).
+    const int64_t N = shape[0], C = shape[1], HW = shape[2];
     CAPTURE(C);
     CAPTURE(HW);
     const auto x = random_ints<uint8_t>(static_cast<size_t>(N * C * HW), 7, 0, 255);

@@ -1,6 +1,6 @@
 // nhwc::depthwise_conv (qdepthwise_nhwc.h) against qlinear_conv2d on the NCHW transpose of its
-// input, byte for byte, on every kernel (portable loops, AVX-512 VNNI where the CPU has it),
-// serial and on two threads.
+// input, byte for byte, on every kernel (portable loops, AVX2 and AVX-512 VNNI where the CPU
+// has them), serial and on two threads.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -203,6 +203,14 @@ TEST_CASE("depthwise nhwc channel tails and other kernels match qlinear_conv2d")
       depthwise(1, 24, 9, 9, 7, 7, 1, 3),     // 49 taps
       depthwise(1, 130, 11, 10, 9, 9, 2, 4),  // 81 taps, 64 + 64 + 2 channels
       depthwise(1, 16, 4, 4, 3, 3, 1, 4),     // padding wider than the kernel: rows of padding only
+      // C <= 32 at stride 1: runs of 64 / C pixels a block inside the image, single pixels at the border
+      depthwise(1, 3, 5, 70, 3, 3, 1, 1),     // runs of 21 pixels (63 bytes)
+      depthwise(1, 8, 6, 30, 3, 3, 1, 1),     // runs of 8, 64 bytes
+      depthwise(1, 11, 5, 17, 3, 3, 1, 1),    // runs of 5 (55 bytes)
+      depthwise(2, 24, 6, 13, 3, 3, 1, 1),    // runs of 2 (48 bytes: 3 vectors)
+      depthwise(1, 32, 9, 12, 5, 5, 1, 2),    // 5x5, runs of 2
+      depthwise(1, 16, 5, 19, 1, 2, 1, 0),    // 2 taps, runs of 4
+      depthwise(1, 16, 7, 19, 3, 3, 1, 2, 2), // dilation 2, runs of 4
       Conv2dParams{1, 19, 10, 13, 19, 2, 3, 3, 4, 3, 3, 0, 1, 1, 1, 19},  // 2x3 stride 3, odd padding
       Conv2dParams{1, 64, 8, 9, 64, 3, 3, 8, 9, 1, 1, 2, 0, 1, 1, 64},    // padding 2 at the top only
   };

@@ -1,6 +1,7 @@
 // Quantized 2-D convolutions in the channels-last layout (NHWC): x [N, H, W, C] and y
 // [N, OH, OW, M], 8-bit, for the chains of int8 layers that the pass layout_nhwc converts
-// (MobileNet-like models: 1x1 convolutions and depthwise ones between them).
+// (MobileNet-like models: 1x1 convolutions and depthwise ones between them; ResNet-like ones:
+// 1x1s and 3x3s).
 //
 // Why channels-last: a thread's part of such a chain is a run of whole output rows, the same
 // rows from layer to layer, so each thread reads what it wrote itself (a depthwise layer also
@@ -10,12 +11,14 @@
 // session 12).
 //
 // Two shapes run here (qconv2d_nhwc_supported):
-//  - 1x1, no padding, any stride, group 1, C a multiple of 4: each pixel's channels are the
-//    broadcast operand of a VNNI tile (4 at a time), 16 output channels a weight vector;
+//  - dense: group 1, C a multiple of 4, any kernel up to 7x7 (49 taps), stride, padding and
+//    dilation: each pixel's channels at each tap are the broadcast operand of a VNNI tile (4 at
+//    a time), 16 output channels a weight vector, taps in the padding read a row of zero points;
 //  - depthwise (group == C == M), any kernel, stride and padding: 16 channels a vector, 4 taps
 //    interleaved into each 32-bit lane (VNNI), padding read from a row of zero points.
 // Both split their output rows between the threads, in parallel_for's equal shares. Where the
-// CPU lacks AVX-512 VNNI and VBMI, plain loops compute the same integers.
+// CPU lacks AVX-512 VNNI and VBMI, AVX2 kernels compute the same integers (products widened to
+// int16 and summed in pairs by vpmaddwd, exact), and plain loops where it lacks AVX2 too.
 //
 // The weights' zero point must be 0 after their packing (s8 weights with zero point 0, or u8
 // ones with 128): the pass converts no other QLinearConv. The output is plain 8-bit
