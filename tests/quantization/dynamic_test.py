@@ -33,6 +33,15 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 from kiln_exe import check, compile_model, finish, run_exe, run_kiln
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from ort_int8 import exact_integer_run  # noqa: E402
+
+
+def ort_quantized_run(model_path, feeds):
+    """ORT's quantize_dynamic model's outputs with exact integer products (tests/ort_int8.py)."""
+    outputs, engine = exact_integer_run(model_path, feeds)
+    print(f"reference for {os.path.basename(model_path)}: {engine}")
+    return outputs
 
 
 def ort_run(model_path, feeds):
@@ -106,7 +115,7 @@ def test_layers():
     x2 = rng.uniform(-2, 0.5, (3, 64)).astype(np.float32)
     feeds = {"x": x, "x2": x2}
     fp32 = ort_run(path, feeds)
-    ort_q = ort_run(ort_dynamic(path), feeds)
+    ort_q = ort_quantized_run(ort_dynamic(path), feeds)
     sizes = {}
     for p in ("fp32", "int8-dynamic"):
         sizes[p] = compile_model(KILN, path, os.path.join(WORK, f"layers_{p}"), p)
@@ -145,7 +154,7 @@ def test_transformer():
     (name,) = fp32
     dyn = os.path.join(WORK, "transformer.onnx")
     onnx.save(onnx.load(path), dyn)
-    ort_q = ort_run(ort_dynamic(dyn), feeds)[name]
+    ort_q = ort_quantized_run(ort_dynamic(dyn), feeds)[name]
     sizes = {p: compile_model(KILN, path, os.path.join(WORK, f"transformer_{p}"), p) for p in ("fp32", "int8-dynamic")}
     got = run_exe(os.path.join(WORK, "transformer_int8-dynamic"), inputs, [name])[name]
     ref = fp32[name]
