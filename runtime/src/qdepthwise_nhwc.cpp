@@ -105,6 +105,29 @@ void portable(const Conv2dParams& p, const QGemmA& x, const unsigned char* packe
 
 #if KILN_QCONV_X86
 
+// Where the taps of the window whose first pixel is (n, ih0, iw0) read, as base + tap[k]: for a
+// window inside the image (`inside`) base is that pixel's address and tap the precomputed
+// offsets; at the border base is 0 and `border` gets each tap's address, the pad row outside.
+template <class D>
+const uintptr_t* window_taps(const D& d, int64_t n, int64_t ih0, int64_t iw0, bool inside, const uintptr_t* offset,
+                             uintptr_t* border, uintptr_t& base) {
+  if (inside) {
+    base = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * d.C);
+    return offset;
+  }
+  base = 0;
+  for (int64_t kh = 0; kh < d.KH; ++kh) {
+    const int64_t ih = ih0 + kh * d.dil_h;
+    const bool row_in = ih >= 0 && ih < d.H;
+    for (int64_t kw = 0; kw < d.KW; ++kw) {
+      const int64_t iw = iw0 + kw * d.dil_w;
+      border[kh * d.KW + kw] =
+          reinterpret_cast<uintptr_t>(row_in && iw >= 0 && iw < d.W ? d.x + ((n * d.H + ih) * d.W + iw) * d.C : d.pad);
+    }
+  }
+  return border;
+}
+
 bool fast_supported() {
   static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && __builtin_cpu_supports("avx512vbmi");
   return ok;
@@ -228,22 +251,8 @@ KILN_DW_TARGET void fast_rows(const Fast& dp, const uintptr_t* offset, uintptr_t
         ow += run - 1;
         continue;
       }
-      uintptr_t base = 0;
-      const uintptr_t* tap = border;
-      if (rows_in && ow >= ow_lo && ow < ow_hi) {
-        base = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * C);
-        tap = offset;
-      } else {
-        for (int64_t kh = 0; kh < d.KH; ++kh) {
-          const int64_t ih = ih0 + kh * d.dil_h;
-          const bool row_in = ih >= 0 && ih < d.H;
-          for (int64_t kw = 0; kw < d.KW; ++kw) {
-            const int64_t iw = iw0 + kw * d.dil_w;
-            border[kh * d.KW + kw] = reinterpret_cast<uintptr_t>(
-                row_in && iw >= 0 && iw < d.W ? d.x + ((n * d.H + ih) * d.W + iw) * C : d.pad);
-          }
-        }
-      }
+      uintptr_t base;
+      const uintptr_t* tap = window_taps(d, n, ih0, iw0, rows_in && ow >= ow_lo && ow < ow_hi, offset, border, base);
       unsigned char* y = d.y + (r * d.OW + ow) * C;
       int64_t c0 = 0;
       for (; c0 + kBlock <= C; c0 += kBlock)
@@ -448,22 +457,8 @@ KILN_DW_AVX2 void avx2_rows(const Avx2& dp, const uintptr_t* offset, uintptr_t* 
     const bool rows_in = ih0 >= 0 && ih0 + (d.KH - 1) * d.dil_h < d.H;
     for (int64_t ow = 0; ow < d.OW; ++ow) {
       const int64_t iw0 = ow * d.stride_w - d.pad_left;
-      uintptr_t base = 0;
-      const uintptr_t* tap = border;
-      if (rows_in && ow >= ow_lo && ow < ow_hi) {
-        base = reinterpret_cast<uintptr_t>(d.x + ((n * d.H + ih0) * d.W + iw0) * C);
-        tap = offset;
-      } else {
-        for (int64_t kh = 0; kh < d.KH; ++kh) {
-          const int64_t ih = ih0 + kh * d.dil_h;
-          const bool row_in = ih >= 0 && ih < d.H;
-          for (int64_t kw = 0; kw < d.KW; ++kw) {
-            const int64_t iw = iw0 + kw * d.dil_w;
-            border[kh * d.KW + kw] = reinterpret_cast<uintptr_t>(
-                row_in && iw >= 0 && iw < d.W ? d.x + ((n * d.H + ih) * d.W + iw) * C : d.pad);
-          }
-        }
-      }
+      uintptr_t base;
+      const uintptr_t* tap = window_taps(d, n, ih0, iw0, rows_in && ow >= ow_lo && ow < ow_hi, offset, border, base);
       unsigned char* y = d.y + (r * d.OW + ow) * C;
       int64_t c0 = 0;
       for (; c0 + 32 <= C; c0 += 32)
