@@ -28,10 +28,14 @@ def main():
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--outputs")
+    p.add_argument("--as-written", action="store_true",
+                   help="graph optimizations off: a QDQ model runs as its DequantizeLinear, float ops and "
+                        "QuantizeLinear (exact integers where ORT's int8 kernels saturate, x86 without VNNI)")
     a = p.parse_args()
 
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if a.as_written
+                                   else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     so.intra_op_num_threads = a.threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -12,7 +12,8 @@ batch 1):
 2. compiles the fp32 model and the QDQ model with `kiln compile --cpu native` (kiln's
    fuse_qdq pass turns the QDQ Convs into QLinearConv on the int8 GEMM),
 3. checks kiln int8 against ONNX Runtime on the same QDQ model (max abs error in output
-   quantization steps) and against fp32,
+   quantization steps; its fused int8 kernels, and the QDQ graph run as written, which is the
+   exact reference on x86 without VNNI, where those kernels saturate) and against fp32,
 4. times kiln fp32, kiln int8 and ORT int8 (and ORT fp32) at each thread count, alternating
    rounds as bench/bench.py does (the same 2 untimed warm-up runs for every process); the figure
    is the median over rounds of each round's median, and `paired` the median of each round's
@@ -193,11 +194,19 @@ def main():
         B.run([a.python, os.path.join(REPO, "bench", "ort_time.py"), qdq, inputs, "--runs", "1", "--warmup", "0",
                "--outputs", ort_dir])
         ort_q = np.load(os.path.join(ort_dir, "0.npy")).astype(np.float64)
+        # ORT's fused int8 kernels saturate int16 pair sums on x86 without VNNI: also against
+        # the QDQ graph run as written (exact integers, then float)
+        written_dir = os.path.join(work, "out_ort_as_written")
+        B.run([a.python, os.path.join(REPO, "bench", "ort_time.py"), qdq, inputs, "--runs", "1", "--warmup", "0",
+               "--as-written", "--outputs", written_dir])
+        ort_w = np.load(os.path.join(written_dir, "0.npy")).astype(np.float64)
         step = output_step(qdq)
         err_ort = float(np.abs(got_q - ort_q).max())
+        err_written = float(np.abs(got_q - ort_w).max())
         err_fp32 = float(np.abs(got_q - got_f).max() / max(np.abs(got_f).max(), 1e-30))
         top1 = bool(np.argmax(got_q) == np.argmax(got_f))
-        B.log(f"{name}: kiln int8 vs ORT int8 max abs {err_ort:.3g} ({err_ort / step:.2f} steps); "
+        B.log(f"{name}: kiln int8 vs ORT int8 max abs {err_ort:.3g} ({err_ort / step:.2f} steps), vs ORT "
+              f"running the QDQ graph as written {err_written:.3g} ({err_written / step:.2f} steps); "
               f"vs kiln fp32 {err_fp32:.2e} of scale, same top-1: {top1}")
         for t in threads:
             kf, kq, oq, of, kf_cpu, kq_cpu, oq_cpu, ks, ks_cpu = [], [], [], [], [], [], [], [], []
@@ -223,7 +232,7 @@ def main():
                        kiln_int8_ms=statistics.median(kq), ort_int8_ms=statistics.median(oq),
                        ort_fp32_ms=statistics.median(of), kiln_fp32_cpu_ms=statistics.median(kf_cpu),
                        kiln_int8_cpu_ms=statistics.median(kq_cpu), ort_int8_cpu_ms=statistics.median(oq_cpu),
-                       int8_vs_ort_steps=err_ort / step,
+                       int8_vs_ort_steps=err_ort / step, int8_vs_ort_as_written_steps=err_written / step,
                        int8_vs_fp32_rel=err_fp32, same_top1=top1)
             row.update(kiln_fp32_rounds_ms=kf, kiln_int8_rounds_ms=kq, ort_int8_rounds_ms=oq, ort_fp32_rounds_ms=of)
             if cores:
@@ -251,13 +260,15 @@ def main():
     with open(os.path.join(a.out, "quant_results.json"), "w") as f:
         json.dump({"machine": B.machine(), "rounds": a.rounds, "runs_per_round": a.runs, "rows": rows}, f, indent=2)
     print("| model | threads | kiln fp32 ms | kiln int8 ms | int8/fp32 (<= 0.55) | ORT int8 ms | kiln/ORT int8 (< 1) "
-          "| paired | ORT fp32 ms | int8 vs ORT (steps) | CPU ms kiln fp32 / kiln int8 / ORT int8 | CPU int8/fp32 | CPU kiln/ORT int8 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| paired | ORT fp32 ms | int8 vs ORT (steps) | int8 vs ORT as written (steps) "
+          "| CPU ms kiln fp32 / kiln int8 / ORT int8 | CPU int8/fp32 | CPU kiln/ORT int8 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['kiln_fp32_ms']:.2f} | {r['kiln_int8_ms']:.2f} | "
               f"{r['int8_over_fp32']:.2f} | {r['ort_int8_ms']:.2f} | {r['int8_over_ort_int8']:.2f} | "
               f"{r['int8_over_ort_int8_paired']:.2f} | "
-              f"{r['ort_fp32_ms']:.2f} | {r['int8_vs_ort_steps']:.2f} | {r['kiln_fp32_cpu_ms']:.1f} / "
+              f"{r['ort_fp32_ms']:.2f} | {r['int8_vs_ort_steps']:.2f} | {r['int8_vs_ort_as_written_steps']:.2f} | "
+              f"{r['kiln_fp32_cpu_ms']:.1f} / "
               f"{r['kiln_int8_cpu_ms']:.1f} / {r['ort_int8_cpu_ms']:.1f} | {r['int8_over_fp32_cpu']:.2f} | "
               f"{r['int8_over_ort_int8_cpu']:.2f} |")
     for r in rows:
