@@ -88,6 +88,20 @@ void portable_rows(const Conv2dParams& p, const X* x, int32_t zx, const unsigned
   }
 }
 
+// Per channel (c_pad of them): add = bias - zx sum w, the sums' constant once the taps read x
+// as stored (u8, or s8 with its sign bit flipped; the padding reads zx), and the scale; 0 and 1
+// past C.
+void channel_constants(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                       int32_t* add, float* scale) {
+  const int32_t* sums = weight_sums(packed);
+  const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
+  for (int64_t c = 0; c < padded_channels(p); ++c) {
+    const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
+    add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
+    scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
+  }
+}
+
 void portable(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
               int64_t r0, int64_t r1) {
   const bool y_signed = out.type == KILN_I8;
@@ -298,13 +312,7 @@ KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned 
   auto* run_scale = reinterpret_cast<float*>(run_add + kBlock);
   auto* run_groups = reinterpret_cast<int8_t*>(run_scale + kBlock);
   auto* pad = reinterpret_cast<unsigned char*>(run_groups + tap_groups(p) * kBlock * 4);
-  const int32_t* sums = weight_sums(packed);
-  const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
-  for (int64_t c = 0; c < c_pad; ++c) {
-    const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
-    add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
-    scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
-  }
+  channel_constants(p, x, packed, out, add, scale);
   std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(c_pad));
   d.add = add, d.scale = scale, d.pad = pad;
   // pairs_*: bytes 2i, 2i + 1 = byte i (i < 32, of the low half or the high one) of the first
@@ -499,13 +507,7 @@ KILN_DW_AVX2 bool avx2(const Conv2dParams& p, const QGemmA& x, const unsigned ch
   auto* scale = reinterpret_cast<float*>(add + c_pad);
   auto* w16 = reinterpret_cast<int16_t*>(scale + c_pad);
   auto* pad = reinterpret_cast<unsigned char*>(w16 + pairs * c_pad * 2);
-  const int32_t* sums = weight_sums(packed);
-  const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
-  for (int64_t c = 0; c < c_pad; ++c) {
-    const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
-    add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
-    scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
-  }
+  channel_constants(p, x, packed, out, add, scale);
   const int8_t* groups = weight_groups(p, packed);
   // Pair q is half q % 2 of group q / 2 (whose taps past the last are 0 already).
   for (int64_t q = 0; q < pairs; ++q) {
