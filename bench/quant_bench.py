@@ -27,7 +27,10 @@ batch 1):
 
 When kiln has `--precision int8` (its own static quantization; detected from `kiln compile
 --help`), the fp32 model is also compiled that way, calibrated on the same 8 inputs, and timed
-as a further row.
+as a further row; where it has `--weight-range`, a second time with `--weight-range full` (the
+default, reduced-range weights, is what runs fast on AVX2 without VNNI), side by side in the
+same rounds. Both print their output error against kiln fp32 and whether the top-1 class is
+the same.
 
 `--realtime` times kiln and ORT alike under `chrt -f 50`, as bench/bench.py's option does;
 `--lock FILE` takes FILE (flock) around each timed command, so that timings by others who take
@@ -83,6 +86,11 @@ def calibration_samples(shape):
     """The 8 seeded random inputs both ORT's and kiln's static quantization calibrate on."""
     rng = np.random.default_rng(0)
     return [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+
+
+def kiln_weight_range(a):
+    """Whether this kiln's --precision int8 has --weight-range full|reduced."""
+    return "--weight-range" in B.run([a.kiln, "compile", "--help"]).stdout
 
 
 def kiln_static_int8(a):
@@ -177,12 +185,15 @@ def main():
         quantize(fp32, qdq, entry, model_dir)
         exe_f = compile_model(a, fp32, os.path.join(work, "kiln_fp32"))
         exe_q = None if a.no_qdq else compile_model(a, qdq, os.path.join(work, "kiln_int8"))
-        exe_s = None
+        exe_s = exe_full = None
         if kiln_static_int8(a):  # kiln's own static quantization of the fp32 model
             calib = write_calibration(entry, model_dir, os.path.join(work, "calibration"),
                                       a.calibration_samples)
             exe_s = compile_model(a, fp32, os.path.join(work, "kiln_int8_static"),
                                   ["--precision", "int8", "--calibration", calib])
+            if kiln_weight_range(a) and not a.no_qdq:  # and with full-range weights, side by side
+                exe_full = compile_model(a, fp32, os.path.join(work, "kiln_int8_static_full"),
+                                         ["--precision", "int8", "--calibration", calib, "--weight-range", "full"])
         if exe_q is None:  # --no-qdq: kiln's own quantization is the kiln int8 column
             if exe_s is None:
                 raise SystemExit("--no-qdq needs a kiln with --precision int8")
@@ -205,11 +216,20 @@ def main():
         err_written = float(np.abs(got_q - ort_w).max())
         err_fp32 = float(np.abs(got_q - got_f).max() / max(np.abs(got_f).max(), 1e-30))
         top1 = bool(np.argmax(got_q) == np.argmax(got_f))
+        static_err = {}  # kiln's own int8 against kiln fp32, relative to the output's scale
+        for label, exe in (("static", exe_s), ("static_full", exe_full)):
+            if exe:
+                got = outputs(exe, in_args, os.path.join(work, f"out_{label}"))[0].astype(np.float64)
+                static_err[label] = (float(np.abs(got - got_f).max() / max(np.abs(got_f).max(), 1e-30)),
+                                     bool(np.argmax(got) == np.argmax(got_f)))
+                B.log(f"{name}: kiln --precision int8 ({label}) vs kiln fp32 {static_err[label][0]:.2e} of scale, "
+                      f"same top-1: {static_err[label][1]}")
         B.log(f"{name}: kiln int8 vs ORT int8 max abs {err_ort:.3g} ({err_ort / step:.2f} steps), vs ORT "
               f"running the QDQ graph as written {err_written:.3g} ({err_written / step:.2f} steps); "
               f"vs kiln fp32 {err_fp32:.2e} of scale, same top-1: {top1}")
         for t in threads:
             kf, kq, oq, of, kf_cpu, kq_cpu, oq_cpu, ks, ks_cpu = [], [], [], [], [], [], [], [], []
+            kw, kw_cpu = [], []  # kiln's own int8, full-range weights
             cores = []  # the probe before each round (ns a line), at more than one thread
             for _ in range(a.rounds):
                 if t > 1:
@@ -224,6 +244,10 @@ def main():
                     wall, cpu = B.time_kiln(exe_s, in_args, t, a.runs)
                     ks.append(wall)
                     ks_cpu.append(cpu)
+                if exe_full:
+                    wall, cpu = B.time_kiln(exe_full, in_args, t, a.runs)
+                    kw.append(wall)
+                    kw_cpu.append(cpu)
                 wall, cpu = time_ort(a, qdq, inputs, t)
                 oq.append(wall)
                 oq_cpu.append(cpu)
@@ -253,6 +277,13 @@ def main():
                 row["kiln_static_int8_cpu_ms"] = statistics.median(ks_cpu)
                 row["static_over_fp32_cpu"] = row["kiln_static_int8_cpu_ms"] / row["kiln_fp32_cpu_ms"]
                 row["static_over_ort_int8_cpu"] = row["kiln_static_int8_cpu_ms"] / row["ort_int8_cpu_ms"]
+                row["static_over_ort_int8_paired"] = statistics.median(k / o for k, o in zip(ks, oq))
+                row["static_vs_fp32_rel"], row["static_same_top1"] = static_err["static"]
+            if exe_full:
+                row["kiln_static_full_int8_ms"] = statistics.median(kw)
+                row["kiln_static_full_int8_cpu_ms"] = statistics.median(kw_cpu)
+                row["static_full_over_ort_int8_paired"] = statistics.median(k / o for k, o in zip(kw, oq))
+                row["static_full_vs_fp32_rel"], row["static_full_same_top1"] = static_err["static_full"]
             B.log(f"{name} threads {t}: kiln fp32 {row['kiln_fp32_ms']:.2f} ms, kiln int8 "
                   f"{row['kiln_int8_ms']:.2f} ms, ORT int8 {row['ort_int8_ms']:.2f} ms, ORT fp32 "
                   f"{row['ort_fp32_ms']:.2f} ms")
@@ -283,12 +314,19 @@ def main():
     static = [r for r in rows if "kiln_static_int8_ms" in r]
     if static:
         print("\nkiln --precision int8 (its own static quantization of the fp32 model):")
-        print("| model | threads | kiln int8 ms | CPU ms | CPU int8/fp32 | CPU kiln/ORT int8 |")
-        print("|---|---|---|---|---|---|")
+        print("| model | threads | kiln int8 ms | int8/fp32 | kiln/ORT int8, paired | CPU ms | CPU int8/fp32 "
+              "| CPU kiln/ORT int8 | vs fp32 (of scale), same top-1 "
+              "| --weight-range full: ms, kiln/ORT paired, vs fp32 |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in static:
+            full = (f"{r['kiln_static_full_int8_ms']:.2f}, {r['static_full_over_ort_int8_paired']:.2f}, "
+                    f"{r['static_full_vs_fp32_rel']:.2e} {r['static_full_same_top1']}"
+                    if "kiln_static_full_int8_ms" in r else "-")
             print(f"| {r['model']} | {r['threads']} | {r['kiln_static_int8_ms']:.2f} | "
+                  f"{r['kiln_static_int8_ms'] / r['kiln_fp32_ms']:.2f} | {r['static_over_ort_int8_paired']:.2f} | "
                   f"{r['kiln_static_int8_cpu_ms']:.1f} | {r['static_over_fp32_cpu']:.2f} | "
-                  f"{r['static_over_ort_int8_cpu']:.2f} |")
+                  f"{r['static_over_ort_int8_cpu']:.2f} | {r['static_vs_fp32_rel']:.2e} {r['static_same_top1']} | "
+                  f"{full} |")
 
 
 if __name__ == "__main__":

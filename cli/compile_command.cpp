@@ -199,6 +199,7 @@ int run_compile(const CompileArgs& args) {
   std::unique_ptr<ir::Graph> graph;
   if (load.precision == passes::Precision::Int8) {
     load.int8 = &int8;
+    int8.dense_conv_weight_limit = reduced_weight_range(args.precision, args.cpu) ? 64 : 127;
     graph = load_int8_model(args.model, load, args.precision, timer, notes);
   } else {
     graph = load_model(args.model, load, timer);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "kiln/rt/qgemm.h"
 
 namespace kiln::cli {
 
@@ -54,6 +55,17 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
          },
          "int8: the activations' type, u8 (default) or s8, asymmetric per tensor either way")
       ->type_name("TYPE");
+  cmd->add_option_function<std::string>(
+         "--weight-range",
+         [o](const std::string& text) {
+           if (text != "full" && text != "reduced")
+             throw CLI::ValidationError("--weight-range", "expected full or reduced, got '" + text + "'");
+           o->reduced_weights = text == "reduced";
+         },
+         "int8: full ([-127, 127]) or reduced ([-64, 64]) weights of the dense convolutions; reduced runs them "
+         "faster on AVX2 machines without VNNI, at a small cost in accuracy (default: reduced, but full with "
+         "--cpu native on a machine with AVX-512 VNNI)")
+      ->type_name("RANGE");
   cmd->add_option_function<double>(
          "--max-error",
          [o](double e) {
@@ -88,6 +100,12 @@ void check_precision_options(const PrecisionOptions& options) {
   if (options.calibration_set) fail("--calibration-method and --calibration-percentile apply to --precision int8 only");
   if (options.max_error) fail("--max-error applies to --precision int8 only");
   if (options.activations) fail("--activation-type applies to --precision int8 only");
+  if (options.reduced_weights) fail("--weight-range applies to --precision int8 only");
+}
+
+bool reduced_weight_range(const PrecisionOptions& options, const std::string& cpu) {
+  if (options.reduced_weights) return *options.reduced_weights;
+  return !(cpu == "native" && rt::qgemm_isa_supported(rt::QGemmIsa::avx512_vnni));
 }
 
 }  // namespace kiln::cli

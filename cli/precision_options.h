@@ -22,6 +22,7 @@ struct PrecisionOptions {
   bool calibration_set = false;  // one of those was given
   std::optional<double> max_error;  // int8: --max-error E
   std::optional<ir::DType> activations;  // int8: --activation-type u8|s8
+  std::optional<bool> reduced_weights;   // int8: --weight-range full|reduced
 };
 
 // Adds the options to `cmd`, filling `options`.
@@ -29,5 +30,10 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options);
 
 // Fails when the options ask for something this build cannot do yet.
 void check_precision_options(const PrecisionOptions& options);
+
+// Whether --precision int8 quantizes the dense convolutions' weights to [-64, 64]: as
+// --weight-range says, else unless the binary is for this machine (--cpu native) and it has
+// AVX-512 VNNI, whose kernel needs no reduced range (docs/quantization.md).
+bool reduced_weight_range(const PrecisionOptions& options, const std::string& cpu);
 
 }  // namespace kiln::cli

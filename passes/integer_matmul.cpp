@@ -3,21 +3,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/error.h"
 #include "ir/op_registry.h"
 #include "passes/rewrite.h"
 
 namespace kiln::passes {
 
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
-                           int8_t* q, float* scale) {
+                           int8_t* q, float* scale, int limit) {
+  if (limit < 1 || limit > 127) fail("quantize_symmetric_s8: limit {} is not in [1, 127]", limit);
+  const float l = static_cast<float>(limit);
   for (int64_t c = 0; c < channels; ++c) {
     float absmax = 0;
     for (int64_t k = 0; k < K; ++k) absmax = std::max(absmax, std::fabs(w[c * channel_stride + k * k_stride]));
-    const float s = absmax > 0 ? absmax / 127.0f : 1.0f;
+    const float s = absmax > 0 ? absmax / l : 1.0f;
     for (int64_t k = 0; k < K; ++k) {
       const int64_t at = c * channel_stride + k * k_stride;
       const float v = std::nearbyint(w[at] / s);  // round half to even (default rounding mode)
-      q[at] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));  // NaN weights: 0
+      q[at] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -l, l));  // NaN weights: 0
     }
     scale[c] = s;
   }

@@ -42,9 +42,10 @@ ir::Node* insert_before(ir::Graph& graph, const ir::Node& anchor, const std::str
                         const std::vector<std::string>& outputs, ir::AttributeMap attrs = {});
 
 // Symmetric s8 quantization of `w` per channel: channel c holds w[c * channel_stride +
-// k * k_stride] for k < K. q has w's layout; scale[c] = max |.| / 127 (1 when all are 0), and
-// q = round_half_even(w / scale) in [-127, 127] (NaN ignored by the scale and quantized to 0).
+// k * k_stride] for k < K. q has w's layout; scale[c] = max |.| / limit (1 when all are 0), and
+// q = round_half_even(w / scale) in [-limit, limit] (NaN ignored by the scale and quantized to
+// 0). limit is 127 but for reduced-range weights (64, docs/quantization.md).
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
-                           int8_t* q, float* scale);
+                           int8_t* q, float* scale, int limit = 127);
 
 }  // namespace kiln::passes

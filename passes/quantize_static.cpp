@@ -68,7 +68,8 @@ struct Quantized {
 
 class StaticQuantizer {
  public:
-  StaticQuantizer(ir::Graph& graph, ir::DType activations) : graph_(graph), activations_(activations) {
+  StaticQuantizer(ir::Graph& graph, const StaticQuantizeOptions& options)
+      : graph_(graph), activations_(options.activations), dense_conv_weight_limit_(options.dense_conv_weight_limit) {
     take_ranges();
   }
 
@@ -193,7 +194,11 @@ class StaticQuantizer {
     const int64_t m = wt.dims()[0], per_channel = m > 0 ? wt.numel() / m : 0;
     std::vector<int8_t> q(static_cast<size_t>(wt.numel()));
     std::vector<float> scale(static_cast<size_t>(m));
-    quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data());
+    // Reduced range only where the NHWC dense kernel would run (ir::nhwc_conv_runs): elsewhere
+    // it would cost accuracy for nothing.
+    const bool dense = conv.i("group") == 1 && wt.dims()[1] % 4 == 0;
+    quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data(),
+                          dense ? dense_conv_weight_limit_ : 127);
     ir::Value* wq = graph_.add_constant(graph_.unique_value_name(w->name() + ".s8"),
                                         ir::Tensor::from_vector<int8_t>(ir::DType::I8, wt.dims(), q));
     ir::Value* ws = graph_.add_constant(graph_.unique_value_name(w->name() + ".scale"),
@@ -221,6 +226,7 @@ class StaticQuantizer {
 
   ir::Graph& graph_;
   ir::DType activations_;
+  int dense_conv_weight_limit_;
   std::map<std::string, ActivationRange> ranges_;     // by value name
   std::map<std::string, Quantized> by_value_;         // by the name of the f32 value quantized
   std::map<std::string, std::string> dequantized_;    // DequantizeLinear result -> that f32 value
@@ -229,10 +235,10 @@ class StaticQuantizer {
 }  // namespace
 
 std::vector<std::string> quantize_static_except(ir::Graph& graph, const std::set<std::string>& keep_fp32,
-                                                ir::DType activations) {
-  if (activations != ir::DType::U8 && activations != ir::DType::I8)
-    fail("quantize_static: activations are u8 or s8, not {}", ir::dtype_name(activations));
-  StaticQuantizer quantizer(graph, activations);
+                                                const StaticQuantizeOptions& options) {
+  if (options.activations != ir::DType::U8 && options.activations != ir::DType::I8)
+    fail("quantize_static: activations are u8 or s8, not {}", ir::dtype_name(options.activations));
+  StaticQuantizer quantizer(graph, options);
   std::vector<ir::Node*> candidates;
   for (const auto& n : graph.nodes())
     if (n->op() == "Conv" || n->op() == "MatMul" || n->op() == "Gemm") candidates.push_back(n.get());

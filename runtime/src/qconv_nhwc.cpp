@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "kiln/rt/dpbusd.h"
@@ -39,7 +40,7 @@ constexpr int64_t kPixels = 7;   // pixels a tile
 constexpr int64_t kBlock = 16;   // output channels a weight block (one vector)
 constexpr int kMaxVecs = 3;      // weight blocks a tile
 constexpr int64_t kMaxTaps = 49; // a tile's table of tap addresses lives on the stack
-constexpr int64_t kHeader = 64;  // the packed dense weights' header: K and M, for checks
+constexpr int64_t kHeader = 64;  // the packed dense weights' header: K, M and pairs_fit_int16
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -61,7 +62,11 @@ int64_t taps_of(const Conv2dParams& p) { return p.KH * p.KW; }
 
 // The packed dense weights: header, each channel's sum of weights (for the input's zero point),
 // then the blocks: [M / 16][taps][C / 4][16][4], K ordered (kh, kw, c) so that a tap's 4
-// channels are one broadcast of a pixel's bytes.
+// channels are one broadcast of a pixel's bytes. The header's third int64 is 1 where every
+// pair of weights that vpmaddubsw sums (bytes 0-1 and 2-3 of a channel's 4) has |w0| + |w1| <=
+// 128: then 255 |w0| + 255 |w1| <= 32640 fits int16, and the AVX2 tile multiplies 32 u8 x s8
+// pairs an instruction without saturating (kiln's own int8 weights are kept in [-64, 64] on
+// such CPUs for this, passes/quantize_static.cpp).
 int64_t sums_bytes(int64_t M) { return round_up(round_up(M, kBlock) * 4, 64); }
 
 size_t dense_bytes(const Conv2dParams& p) {
@@ -71,17 +76,28 @@ size_t dense_bytes(const Conv2dParams& p) {
 void pack_dense(const Conv2dParams& p, const int8_t* w, unsigned char* packed) {
   const int64_t C = p.C, M = p.M, taps = taps_of(p), kq = C / 4, K = C * taps;
   std::memset(packed, 0, dense_bytes(p));
-  const int64_t header[2] = {K, M};
-  std::memcpy(packed, header, sizeof header);
   auto* sums = reinterpret_cast<int32_t*>(packed + kHeader);
   auto* blocks = reinterpret_cast<int8_t*>(packed + kHeader + sums_bytes(M));
+  bool pairs_fit = true;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < taps; ++t) {
         const int8_t v = w[(m * C + c) * taps + t];  // W [M, C, KH, KW]
         blocks[(m / kBlock) * taps * kq * 64 + (t * kq + c / 4) * 64 + (m % kBlock) * 4 + c % 4] = v;
         sums[m] += v;
+        if (c % 2 == 1) {
+          const int32_t partner = w[(m * C + c - 1) * taps + t];
+          pairs_fit = pairs_fit && std::abs(int32_t{v}) + std::abs(partner) <= 128;
+        }
       }
+  const int64_t header[3] = {K, M, pairs_fit ? 1 : 0};
+  std::memcpy(packed, header, sizeof header);
+}
+
+bool dense_pairs_fit_int16(const unsigned char* packed) {
+  int64_t header[3];
+  std::memcpy(header, packed, sizeof header);
+  return header[2] == 1;
 }
 
 // Per output channel (rounded up to the blocks): the sums' constant term bias - zx sum w
@@ -300,6 +316,73 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
   }
 }
 
+// 8 int32 sums requantized as requantize_f32: (s + add) * scale in float, clamped to [lo, hi],
+// rounded half to even by vcvtps2dq, plus the zero point.
+__attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256i add, __m256 scale, __m256 lo,
+                                                            __m256 hi, __m256i zero_point) {
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, add)), scale);
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero_point);
+}
+
+// AVX2 where the weights' pairs fit int16 (dense_pairs_fit_int16): vpmaddubsw multiplies the
+// u8 pixel bytes by the s8 weights and sums each pair in int16, exact here; vpmaddwd by ones
+// sums the two pairs of a channel into its int32. A whole block, 16 output channels (two
+// vectors of 8 channels x 4 bytes, no widening), times R <= 4 pixels: 2R sums in registers.
+// Half the instructions of tile_avx2 for the same products.
+template <int R, bool Signed>
+__attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* const* src, int64_t r0, int64_t taps,
+                                                         int64_t kq, uint32_t flip, const int8_t* w,
+                                                         const int32_t* add, const float* scale,
+                                                         int32_t y_zero_point, unsigned char* y, int64_t M,
+                                                         int64_t n_pix, int64_t n_ch) {
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
+  for (int64_t t = 0; t < taps; ++t) {
+    const unsigned char* xr[R];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < R; ++r) xr[r] = src[t * kPixels + r0 + r];
+    const int8_t* wt = w + t * kq * 64;
+    for (int64_t g = 0; g < kq; ++g) {
+      const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
+      const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64 + 32));
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < R; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, xr[r] + g * 4, 4);
+        __m256i b = _mm256_set1_epi32(quad);
+        if (flip) b = _mm256_xor_si256(b, flips);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
+      }
+    }
+  }
+  const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - y_zero_point));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point));
+  const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
+  const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add + 8));
+  const __m256i vz = _mm256_set1_epi32(y_zero_point);
+  for (int r = 0; r < R && r < n_pix; ++r) {
+    const __m256i q0 = requant8(acc[r][0], va0, vs0, lo, hi, vz), q1 = requant8(acc[r][1], va1, vs1, lo, hi, vz);
+    // [c0-3 c8-11 | c4-7 c12-15] as int16, then the quarters in channel order.
+    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+    const __m128i b = Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16);
+    unsigned char* yr = y + (r0 + r) * M;
+    if (n_ch >= 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yr), b);
+    } else {
+      alignas(16) unsigned char tmp[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
+      std::memcpy(yr, tmp, static_cast<size_t>(n_ch));
+    }
+  }
+}
+
 using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
                         const int32_t*, const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
@@ -339,6 +422,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   const bool vnni = false, avx2 = false;
   (void)isa;
 #endif
+  const bool pairs = dense_pairs_fit_int16(packed);
   // Output rows [r0, r1) of all images: their pixels, weight blocks outermost (a tile's
   // weights stay in L1/L2 while the thread's pixels pass).
   auto run = [&](int64_t r0, int64_t r1) {
@@ -355,6 +439,25 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
         const int64_t c1 = std::min(j1, c0 + kChunk * kPixels);
         for (int64_t j = c0; j < c1; j += kPixels)
           tile_sources(p, xs, t.pad, j, std::min(kPixels, c1 - j), src + (j - c0) / kPixels * tile_src);
+        if (pairs) {
+          // Blocks of 16 channels, then the chunk's tiles: a block's weights stay in L1/L2
+          // while the tiles pass.
+          for (int64_t b = 0; b < n_b; ++b) {
+            const int8_t* w = blocks + b * w_block;
+            const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock, M - m0);
+            for (int64_t j = c0; j < c1; j += kPixels) {
+              const int64_t n_pix = std::min(kPixels, c1 - j);
+              const unsigned char* const* ts = src + (j - c0) / kPixels * tile_src;
+              unsigned char* yj = y + j * M + m0;
+              const auto four = is_signed ? tile_avx2_pairs<4, true> : tile_avx2_pairs<4, false>;
+              const auto three = is_signed ? tile_avx2_pairs<3, true> : tile_avx2_pairs<3, false>;
+              four(ts, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
+              if (n_pix > 4)
+                three(ts, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix - 4, n_ch);
+            }
+          }
+          continue;
+        }
         // Half blocks of 8 channels, then the chunk's tiles: a half block's weights (8 K bytes)
         // stay in L1/L2 while the tiles pass.
         for (int64_t m0 = 0; m0 < M; m0 += 8) {
@@ -455,6 +558,10 @@ void transpose_tile(const unsigned char* s, unsigned char* d, int64_t rows, int6
 bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept {
   if (p.N < 1 || p.OH < 1 || p.OW < 1 || p.stride_h < 1 || p.stride_w < 1) return false;
   return dense(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
+}
+
+bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept {
+  return !depthwise(p) && dense_pairs_fit_int16(packed_w);
 }
 
 size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept {

@@ -1,6 +1,7 @@
 """Static int8 quantization (kiln compile --precision int8 --calibration DIR): the digits CNN's
-test accuracy in int8 against fp32, for every calibration method and with s8 activations; that
-the compiled model runs int8 kernels; the weights' size; --max-error.
+test accuracy in int8 against fp32, for every calibration method, with s8 activations and with
+full-range weights (--weight-range full); that the compiled model runs int8 kernels; the
+weights' size; --max-error.
 
 Run: .venv/bin/python tests/quantization/static_test.py KILN WORK
 
@@ -62,6 +63,8 @@ def test_digits():
         notes = " ".join(r["notes"])
         check("QLinearConv 2" in notes and "MatMulInteger 2" in notes,
               f"int8 {method}: both Convs are QLinearConv and both Gemms MatMulInteger ({r['notes'][0]})")
+        # Without --cpu native the dense convolutions' weights are reduced-range ([-64, 64])
+        check("reduced-range weights" in notes, f"int8 {method}: reduced-range weights by default")
         source = " ".join(open(os.path.join(out, "src", f)).read() for f in os.listdir(os.path.join(out, "src"))
                           if f.endswith(".cpp"))
         check(source.count("kiln::rt::qconv2d(") == 2 and source.count("kiln::rt::qgemm(") == 2,
@@ -91,10 +94,19 @@ def test_digits():
     accuracy["int8 s8 minmax"] = float((got.argmax(1) == labels).mean())
     check(np.array_equal(got, u8_logits), f"int8 s8: logits equal u8's (max abs difference "
           f"{float(np.abs(got - u8_logits).max()):.3g})")
+    # Full-range weights ([-127, 127]): every kernel takes them; the second Conv's weights
+    # (16 input channels) are the ones --weight-range changes
+    out = os.path.join(WORK, "int8_full")
+    p, r = compile_int8(out, "--weight-range", "full")
+    check("full-range weights" in " ".join(r["notes"]), f"int8 --weight-range full: noted ({r['notes'][0]})")
+    got = logits_per_image(out, x)
+    accuracy["int8 minmax full-range"] = float((got.argmax(1) == labels).mean())
+    errors["minmax full-range"] = float(np.abs(got - fp32).max())
+    check(not np.array_equal(got, u8_logits), "int8 --weight-range full: other logits than reduced range")
     print("digits test accuracy on %d images: %s" % (len(x), ", ".join(f"{k} {v * 100:.2f}%" for k, v in accuracy.items())))
     print("max abs logit error against fp32 (largest |logit| %.3g): %s" % (
         float(np.abs(fp32).max()), ", ".join(f"{k} {v:.3g}" for k, v in errors.items())))
-    for method in ("minmax", "percentile", "entropy"):
+    for method in ("minmax", "percentile", "entropy", "minmax full-range"):
         a = accuracy[f"int8 {method}"]
         check(abs(a - accuracy["fp32"]) * 100 <= 1.0,
               f"digits int8 ({method}) accuracy {a * 100:.2f}% within 1 point of fp32 {accuracy['fp32'] * 100:.2f}%")
@@ -130,7 +142,9 @@ def test_errors():
              (["--precision", "int8", "--calibration", CALIBRATION, "--calibration-percentile", "0"],
               "--calibration-percentile"),
              (["--precision", "int8", "--calibration", CALIBRATION, "--activation-type", "u16"], "--activation-type"),
-             (["--precision", "bf16", "--activation-type", "s8"], "--activation-type applies to --precision int8 only")]
+             (["--precision", "bf16", "--activation-type", "s8"], "--activation-type applies to --precision int8 only"),
+             (["--precision", "int8", "--calibration", CALIBRATION, "--weight-range", "half"], "--weight-range"),
+             (["--precision", "fp16", "--weight-range", "reduced"], "--weight-range applies to --precision int8 only")]
     for extra, message in cases:
         p = run_kiln(KILN, "compile", MODEL, "-o", out, "--dim", "batch=1", *extra, expect_ok=False)
         check(p.returncode > 0 and message in p.stderr, f"kiln compile {' '.join(extra)}: fails with '{message}'")

@@ -143,6 +143,49 @@ TEST_CASE("qconv2d_nhwc KxK matches qlinear_conv2d: padding, strides, dilation, 
   }
 }
 
+// Whether the packing finds that w's pairs fit int16, for W of the drawn range.
+template <class Wt>
+bool pairs_fit(const Conv2dParams& p, uint32_t seed, int w_lo, int w_hi) {
+  const auto w = random_ints<Wt>(static_cast<size_t>(p.M * p.C * p.KH * p.KW), seed + 1, w_lo, w_hi);
+  std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+  qconv2d_nhwc_pack_weights(p, w.data(), packed.data());
+  return qconv2d_nhwc_pairs_fit_int16(p, packed.data());
+}
+
+TEST_CASE("qconv2d_nhwc with weights in [-64, 64]: the AVX2 vpmaddubsw tile, exact at its bounds") {
+  const Conv2dParams cases[] = {
+      pointwise(1, 96, 14, 14, 576, 1), pointwise(1, 16, 5, 3, 20, 1), pointwise(2, 8, 9, 11, 37, 2),
+      dense(1, 64, 14, 14, 64, 3, 1, 1), dense(2, 8, 9, 11, 37, 3, 1, 1), dense(1, 8, 7, 7, 24, 7, 1, 3),
+      Conv2dParams{1, 8, 9, 10, 19, 2, 3, 5, 3, 2, 3, 1, 0, 1, 1, 1},
+  };
+  uint32_t seed = 71;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.M);
+    CAPTURE(p.KH);
+    seed += 3;
+    REQUIRE(pairs_fit<int8_t>(p, seed, -64, 64));
+    check_against_reference<uint8_t, int8_t, uint8_t>(p, seed, 0, 255, -64, 64, true, true);
+    seed += 3;
+    REQUIRE(pairs_fit<int8_t>(p, seed, -64, 64));
+    check_against_reference<int8_t, int8_t, int8_t>(p, seed, -128, 127, -64, 64, false, true);
+    seed += 3;
+    REQUIRE(pairs_fit<uint8_t>(p, seed, 64, 192));  // stored less 128: [-64, 64]
+    check_against_reference<uint8_t, uint8_t, int8_t>(p, seed, 0, 255, 64, 192, true, false);
+  }
+  // 255 x 64 twice is 32640, the largest pair sum: no saturation, and the same over long K.
+  const Conv2dParams longk = pointwise(1, 1024, 3, 3, 48, 1);
+  REQUIRE(pairs_fit<int8_t>(longk, 5, -64, -64));
+  check_against_reference<uint8_t, int8_t, uint8_t>(longk, 5, 255, 255, -64, -64, true, true);
+  REQUIRE(pairs_fit<int8_t>(longk, 6, 64, 64));
+  check_against_reference<uint8_t, int8_t, uint8_t>(longk, 6, 255, 255, 64, 64, false, false);
+  // One weight of 65 (or -128 beside a nonzero one) and the layer keeps the vpmaddwd tile.
+  CHECK_FALSE(pairs_fit<int8_t>(longk, 7, -65, 64));
+  CHECK_FALSE(pairs_fit<int8_t>(longk, 8, -128, 127));
+  CHECK_FALSE(qconv2d_nhwc_pairs_fit_int16(longk, std::vector<unsigned char>(
+      qconv2d_nhwc_packed_weight_bytes(longk), 0).data()));  // zeroed bytes: no claim
+}
+
 TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, or depthwise") {
   CHECK(qconv2d_nhwc_supported(pointwise(1, 8, 4, 4, 8, 1)));
   CHECK_FALSE(qconv2d_nhwc_supported(pointwise(1, 6, 4, 4, 8, 1)));  // C % 4

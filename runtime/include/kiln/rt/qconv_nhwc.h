@@ -17,8 +17,10 @@
 //  - depthwise (group == C == M), any kernel, stride and padding: 16 channels a vector, 4 taps
 //    interleaved into each 32-bit lane (VNNI), padding read from a row of zero points.
 // Both split their output rows between the threads, in parallel_for's equal shares. Where the
-// CPU lacks AVX-512 VNNI and VBMI, AVX2 kernels compute the same integers (products widened to
-// int16 and summed in pairs by vpmaddwd, exact), and plain loops where it lacks AVX2 too.
+// CPU lacks AVX-512 VNNI and VBMI, AVX2 kernels compute the same integers: dense layers whose
+// weight pairs fit int16 (qconv2d_nhwc_pairs_fit_int16) by vpmaddubsw, the others and the
+// depthwise ones with products widened to int16 and summed in pairs by vpmaddwd (both exact);
+// plain loops where the CPU lacks AVX2 too.
 //
 // The weights' zero point must be 0 after their packing (s8 weights with zero point 0, or u8
 // ones with 128): the pass converts no other QLinearConv. The output is plain 8-bit
@@ -39,6 +41,11 @@ bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept;
 size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept;
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept;
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char* packed) noexcept;
+
+// Whether the packed dense weights let the AVX2 kernel multiply with vpmaddubsw: every pair of
+// weights it sums (input channels 2i and 2i + 1 of a tap) has |w0| + |w1| <= 128, so that a u8
+// x s8 pair sum fits int16 (the instruction saturates). Found when packing, at compile time.
+bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept;
 
 // y = requantize_f32(conv(x - x.zero_point, w) + bias, scale[m], out.y_zero_point), with x
 // [N, H, W, C] at x.data (x.lda unused), out.y [N, OH, OW, M] (strides set here) of out.type
