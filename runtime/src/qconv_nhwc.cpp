@@ -254,6 +254,15 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile(
   }
 }
 
+// 8 int32 sums requantized as requantize_f32: (s + add) * scale in float, clamped to [lo, hi],
+// rounded half to even by vcvtps2dq, plus the zero point.
+__attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256i add, __m256 scale, __m256 lo,
+                                                            __m256 hi, __m256i zero_point) {
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, add)), scale);
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero_point);
+}
+
 // AVX2 (no VNNI): the products widened to int16 and summed in pairs by vpmaddwd, exact (a u8 x
 // s8 product fits int16, a sum of two does not: vpmaddubsw would saturate). R <= 4 pixels
 // (src[t * 7 + r0 + r]) times 8 output channels: 2R sums in registers, of 16. w: the 8
@@ -300,9 +309,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
   for (int r = 0; r < R && r < n_pix; ++r) {
     // acc0 = [c0 c0 c1 c1 | c2 c2 c3 c3], acc1 = [c4 c4 c5 c5 | c6 c6 c7 c7] (pair sums)
     const __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, va)), vs);
-    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), vz);
+    const __m256i q = requant8(s, va, vs, lo, hi, vz);
     const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     const __m128i b = Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16);
     unsigned char* yr = y + (r0 + r) * M;
@@ -314,15 +321,6 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
       std::memcpy(yr, tmp, static_cast<size_t>(n_ch));
     }
   }
-}
-
-// 8 int32 sums requantized as requantize_f32: (s + add) * scale in float, clamped to [lo, hi],
-// rounded half to even by vcvtps2dq, plus the zero point.
-__attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256i add, __m256 scale, __m256 lo,
-                                                            __m256 hi, __m256i zero_point) {
-  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s, add)), scale);
-  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-  return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero_point);
 }
 
 // AVX2 where the weights' pairs fit int16 (dense_pairs_fit_int16): vpmaddubsw multiplies the
