@@ -26,6 +26,7 @@
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
+#include "ir/ops/channels_last.h"
 
 namespace kiln::cli {
 
@@ -173,6 +174,15 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
   report.weight_bytes_fp32 = fp32.weights.size();
   report.weight_bytes = model.weights.size();
   report.notes = notes;
+  int dense_nhwc = 0, pairs_fit = 0;
+  for (const auto& n : graph.nodes())
+    if (n->op() == "kiln.QLinearConvNhwc" && ir::nhwc_conv_params(*n).group == 1) {
+      ++dense_nhwc;
+      pairs_fit += ir::nhwc_conv_pairs_fit_int16(*n) ? 1 : 0;
+    }
+  if (dense_nhwc > 0)
+    report.notes.push_back(fmt::format("{} of {} dense channels-last int8 convolutions have weight pairs that fit int16 "
+                                       "(the AVX2 vpmaddubsw tile)", pairs_fit, dense_nhwc));
   if (model.widened_weights > 0)
     report.notes.push_back(fmt::format("{} weights stored as {}, widened to {} bytes of fp32 when the model's context is created",
                                        model.widened_weights, report.precision, model.widened_bytes));
@@ -199,7 +209,7 @@ int run_compile(const CompileArgs& args) {
   std::unique_ptr<ir::Graph> graph;
   if (load.precision == passes::Precision::Int8) {
     load.int8 = &int8;
-    int8.dense_conv_weight_limit = reduced_weight_range(args.precision, args.cpu) ? 64 : 127;
+    int8.reduced_range_dense_convs = reduced_weight_range(args.precision, args.cpu);
     graph = load_int8_model(args.model, load, args.precision, timer, notes);
   } else {
     graph = load_model(args.model, load, timer);

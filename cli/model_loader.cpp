@@ -51,7 +51,7 @@ void quantize_statically(ir::Graph& graph, const std::vector<std::string>& pipel
   if (!int8->ranges)
     int8->ranges = timer.phase("calibrate", [&] { return passes::calibrate(graph, int8->samples, int8->calibration); });
   passes::annotate_ranges(graph, *int8->ranges);
-  const passes::StaticQuantizeOptions quantize{int8->activations, int8->dense_conv_weight_limit};
+  const passes::StaticQuantizeOptions quantize{int8->activations, int8->reduced_range_dense_convs};
   int8->quantized = timer.phase("quantize", [&] { return passes::quantize_static_except(graph, int8->keep_fp32, quantize); });
   std::vector<std::string> rest = {"fuse_qdq", "fold_constants", "eliminate_dead_code", "eliminate_common_subexpressions"};
   rest.insert(rest.end(), fusion, pipeline.end());

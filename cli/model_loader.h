@@ -26,7 +26,7 @@ struct StaticQuantization {
   std::optional<passes::ActivationRanges> ranges;  // calibrated by the first load, then reused
   std::vector<std::string> quantized;              // the nodes the last load quantized
   ir::DType activations = ir::DType::U8;           // --activation-type
-  int dense_conv_weight_limit = 127;               // --weight-range: 127 full, 64 reduced
+  bool reduced_range_dense_convs = false;         // --weight-range reduced
 };
 
 struct LoadOptions {

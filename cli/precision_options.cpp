@@ -62,8 +62,8 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
              throw CLI::ValidationError("--weight-range", "expected full or reduced, got '" + text + "'");
            o->reduced_weights = text == "reduced";
          },
-         "int8: full ([-127, 127]) or reduced ([-64, 64]) weights of the dense convolutions; reduced runs them "
-         "faster on AVX2 machines without VNNI, at a small cost in accuracy (default: reduced, but full with "
+         "int8: full ([-127, 127]) or reduced weights of the dense convolutions (every pair of input channels "
+         "within 128 of one sign); reduced runs them faster on AVX2 machines without VNNI, at a small cost in accuracy (default: reduced, but full with "
          "--cpu native on a machine with AVX-512 VNNI)")
       ->type_name("RANGE");
   cmd->add_option_function<double>(

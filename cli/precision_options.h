@@ -31,7 +31,8 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options);
 // Fails when the options ask for something this build cannot do yet.
 void check_precision_options(const PrecisionOptions& options);
 
-// Whether --precision int8 quantizes the dense convolutions' weights to [-64, 64]: as
+// Whether --precision int8 gives the dense convolutions reduced-range weights (their pairs fit
+// the AVX2 vpmaddubsw tile, passes/integer_matmul.h): as
 // --weight-range says, else unless the binary is for this machine (--cpu native) and it has
 // AVX-512 VNNI, whose kernel needs no reduced range (docs/quantization.md).
 bool reduced_weight_range(const PrecisionOptions& options, const std::string& cpu);

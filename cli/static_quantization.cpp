@@ -127,7 +127,7 @@ std::unique_ptr<ir::Graph> load_int8_model(const std::string& model, const LoadO
   for (const auto& [op, count] : int8_ops) ops.push_back(fmt::format("{} {}", op, count));
   notes.insert(notes.begin(), fmt::format("{} layers quantized ({} activations, {} weights, {} calibration on {} sample{}): {}",
                                           q.quantized.size(), q.activations == ir::DType::I8 ? "s8" : "u8",
-                                          q.dense_conv_weight_limit < 127 ? "reduced-range" : "full-range",
+                                          q.reduced_range_dense_convs ? "reduced-range" : "full-range",
                                           passes::calibration_method_name(q.calibration.method), q.samples.size(),
                                           q.samples.size() == 1 ? "" : "s",
                                           ops.empty() ? std::string("no int8 ops") : fmt::format("{}", fmt::join(ops, ", "))));

@@ -9,20 +9,44 @@
 
 namespace kiln::passes {
 
+namespace {
+
+// q = round_half_even(w / s) in [-127, 127]; NaN weights: 0.
+int8_t quantize_s8(float w, float s) {
+  const float v = std::nearbyint(w / s);  // round half to even (the default rounding mode)
+  return std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+}
+
+}  // namespace
+
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
-                           int8_t* q, float* scale, int limit) {
-  if (limit < 1 || limit > 127) fail("quantize_symmetric_s8: limit {} is not in [1, 127]", limit);
-  const float l = static_cast<float>(limit);
+                           int8_t* q, float* scale) {
   for (int64_t c = 0; c < channels; ++c) {
     float absmax = 0;
     for (int64_t k = 0; k < K; ++k) absmax = std::max(absmax, std::fabs(w[c * channel_stride + k * k_stride]));
-    const float s = absmax > 0 ? absmax / l : 1.0f;
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t at = c * channel_stride + k * k_stride;
-      const float v = std::nearbyint(w[at] / s);  // round half to even (default rounding mode)
-      q[at] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -l, l));  // NaN weights: 0
-    }
+    const float s = absmax > 0 ? absmax / 127 : 1.0f;
+    for (int64_t k = 0; k < K; ++k) q[c * channel_stride + k * k_stride] = quantize_s8(w[c * channel_stride + k * k_stride], s);
     scale[c] = s;
+  }
+}
+
+void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t taps, int8_t* q, float* scale) {
+  if (C % 2 != 0) fail("quantize_conv_s8_pairs_fit_int16: {} input channels, not an even number", C);
+  // A weight's part of its pair's positive and negative sums (NaN: neither, as it quantizes to 0).
+  const auto pos = [](float v) { return v > 0 ? v : 0.0f; };
+  const auto neg = [](float v) { return v < 0 ? -v : 0.0f; };
+  for (int64_t m = 0; m < M; ++m) {
+    const float* wm = w + m * C * taps;
+    float widest = 0;
+    for (int64_t c = 0; c < C; c += 2)
+      for (int64_t t = 0; t < taps; ++t) {
+        const float w0 = wm[c * taps + t], w1 = wm[(c + 1) * taps + t];
+        widest = std::max({widest, pos(w0) + pos(w1), neg(w0) + neg(w1)});
+      }
+    // Each rounding adds at most 1/2: two weights' sum of at most 127 becomes at most 128.
+    const float s = widest > 0 ? widest / 127 : 1.0f;
+    for (int64_t k = 0; k < C * taps; ++k) q[m * C * taps + k] = quantize_s8(wm[k], s);
+    scale[m] = s;
   }
 }
 

@@ -42,10 +42,18 @@ ir::Node* insert_before(ir::Graph& graph, const ir::Node& anchor, const std::str
                         const std::vector<std::string>& outputs, ir::AttributeMap attrs = {});
 
 // Symmetric s8 quantization of `w` per channel: channel c holds w[c * channel_stride +
-// k * k_stride] for k < K. q has w's layout; scale[c] = max |.| / limit (1 when all are 0), and
-// q = round_half_even(w / scale) in [-limit, limit] (NaN ignored by the scale and quantized to
-// 0). limit is 127 but for reduced-range weights (64, docs/quantization.md).
+// k * k_stride] for k < K. q has w's layout; scale[c] = max |.| / 127 (1 when all are 0), and
+// q = round_half_even(w / scale) in [-127, 127] (NaN ignored by the scale and quantized to 0).
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
-                           int8_t* q, float* scale, int limit = 127);
+                           int8_t* q, float* scale);
+
+// Reduced-range weights of a convolution, W [M, C, taps] with C even: quantize_symmetric_s8
+// per output channel, except that every pair of input channels 2i, 2i + 1 at a tap fits the
+// AVX2 vpmaddubsw tile (kiln/rt/qconv_nhwc.h, qconv2d_nhwc_pairs_fit_int16): its positive q
+// sum to at most 128 and its negative ones to at least -128. scale[m] = the largest such sum
+// of |w| over m's pairs / 127 (at least max |w| / 127), so the rounded sums stay within 128.
+// The largest |q| of a channel is then 64 to 127, where a 7-bit range (ONNX Runtime's
+// reduce_range) always takes 64: only pairs of large weights of one sign cost precision.
+void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t taps, int8_t* q, float* scale);
 
 }  // namespace kiln::passes

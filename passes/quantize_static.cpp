@@ -69,7 +69,7 @@ struct Quantized {
 class StaticQuantizer {
  public:
   StaticQuantizer(ir::Graph& graph, const StaticQuantizeOptions& options)
-      : graph_(graph), activations_(options.activations), dense_conv_weight_limit_(options.dense_conv_weight_limit) {
+      : graph_(graph), activations_(options.activations), reduced_range_(options.reduced_range_dense_convs) {
     take_ranges();
   }
 
@@ -197,8 +197,11 @@ class StaticQuantizer {
     // Reduced range only where the NHWC dense kernel would run (ir::nhwc_conv_runs): elsewhere
     // it would cost accuracy for nothing.
     const bool dense = conv.i("group") == 1 && wt.dims()[1] % 4 == 0;
-    quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data(),
-                          dense ? dense_conv_weight_limit_ : 127);
+    if (dense && reduced_range_)
+      quantize_conv_s8_pairs_fit_int16(wt.data<float>(), m, wt.dims()[1], per_channel / wt.dims()[1], q.data(),
+                                       scale.data());
+    else
+      quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data());
     ir::Value* wq = graph_.add_constant(graph_.unique_value_name(w->name() + ".s8"),
                                         ir::Tensor::from_vector<int8_t>(ir::DType::I8, wt.dims(), q));
     ir::Value* ws = graph_.add_constant(graph_.unique_value_name(w->name() + ".scale"),
@@ -226,7 +229,7 @@ class StaticQuantizer {
 
   ir::Graph& graph_;
   ir::DType activations_;
-  int dense_conv_weight_limit_;
+  bool reduced_range_;
   std::map<std::string, ActivationRange> ranges_;     // by value name
   std::map<std::string, Quantized> by_value_;         // by the name of the f32 value quantized
   std::map<std::string, std::string> dequantized_;    // DequantizeLinear result -> that f32 value

@@ -12,10 +12,11 @@ namespace kiln::passes {
 
 struct StaticQuantizeOptions {
   ir::DType activations = ir::DType::U8;  // U8 or I8
-  // The largest |q| of the weights of a Conv that the int8 NHWC kernel runs (group 1, input
-  // channels a multiple of 4): 127, or 64 for reduced-range weights, whose pairs of products
-  // then fit int16 (the AVX2 vpmaddubsw tile, kiln/rt/qconv_nhwc.h). Others take 127.
-  int dense_conv_weight_limit = 127;
+  // Reduced-range weights for the Convs that the int8 NHWC kernel runs (group 1, input
+  // channels a multiple of 4): quantized so that their pairs of products fit int16, for the
+  // AVX2 vpmaddubsw tile (quantize_conv_s8_pairs_fit_int16, kiln/rt/qconv_nhwc.h). Others, and
+  // all without it, take max |w| / 127.
+  bool reduced_range_dense_convs = false;
 };
 
 // quantize_static, except for the nodes named in `keep_fp32`. Returns the names of the nodes it

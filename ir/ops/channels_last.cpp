@@ -5,6 +5,8 @@
 // adds tensors of one shape element by element, whatever their layout.
 #include "ir/ops/channels_last.h"
 
+#include <vector>
+
 #include "ir/ops/conv.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
@@ -94,6 +96,19 @@ bool nhwc_conv_runs(const Node& node) {
       if (wz->constant().as_int64(i) != centre) return false;
   }
   return rt::qconv2d_nhwc_supported(nhwc ? nhwc_conv_params(node) : integer_conv_params(node, 0, 3));
+}
+
+bool nhwc_conv_pairs_fit_int16(const Node& node) {
+  if (node.op() != "kiln.QLinearConvNhwc" || !nhwc_conv_runs(node)) return false;
+  const rt::Conv2dParams p = nhwc_conv_params(node);
+  if (p.group != 1) return false;
+  const Tensor& w = node.input(3)->constant();
+  std::vector<unsigned char> packed(rt::qconv2d_nhwc_packed_weight_bytes(p));
+  if (w.dtype() == DType::U8)
+    rt::qconv2d_nhwc_pack_weights(p, w.data<uint8_t>(), packed.data());
+  else
+    rt::qconv2d_nhwc_pack_weights(p, w.data<int8_t>(), packed.data());
+  return rt::qconv2d_nhwc_pairs_fit_int16(p, packed.data());
 }
 
 void register_channels_last_ops(Registry& r) {

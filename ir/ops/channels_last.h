@@ -16,4 +16,9 @@ rt::Conv2dParams nhwc_conv_params(const Node& node);
 // and bias constant, the weights' zero point 0 once packed (0 for s8 weights, 128 for u8).
 bool nhwc_conv_runs(const Node& node);
 
+// Whether a dense (group 1) kiln.QLinearConvNhwc's packed weights take the AVX2 vpmaddubsw tile
+// (rt::qconv2d_nhwc_pairs_fit_int16: every weight pair within 128 of one sign), as the packing
+// finds at compile time. False for depthwise ones.
+bool nhwc_conv_pairs_fit_int16(const Node& node);
+
 }  // namespace kiln::ir

@@ -63,14 +63,19 @@ int64_t taps_of(const Conv2dParams& p) { return p.KH * p.KW; }
 // The packed dense weights: header, each channel's sum of weights (for the input's zero point),
 // then the blocks: [M / 16][taps][C / 4][16][4], K ordered (kh, kw, c) so that a tap's 4
 // channels are one broadcast of a pixel's bytes. The header's third int64 is 1 where every
-// pair of weights that vpmaddubsw sums (bytes 0-1 and 2-3 of a channel's 4) has |w0| + |w1| <=
-// 128: then 255 |w0| + 255 |w1| <= 32640 fits int16, and the AVX2 tile multiplies 32 u8 x s8
-// pairs an instruction without saturating (kiln's own int8 weights are kept in [-64, 64] on
-// such CPUs for this, passes/quantize_static.cpp).
+// pair of weights that vpmaddubsw sums (bytes 0-1 and 2-3 of a channel's 4) fits: its positive
+// weights sum to at most 128 and its negative ones to at least -128. With x0, x1 in [0, 255],
+// x0 w0 + x1 w1 then lies in [-32640, 32640], within int16, and the AVX2 tile multiplies 32
+// u8 x s8 pairs an instruction without saturating (kiln's own reduced-range int8 weights are
+// quantized so, passes/integer_matmul.h).
 int64_t sums_bytes(int64_t M) { return round_up(round_up(M, kBlock) * 4, 64); }
 
 size_t dense_bytes(const Conv2dParams& p) {
   return static_cast<size_t>(kHeader + sums_bytes(p.M) + round_up(p.M, kBlock) * p.C * taps_of(p));
+}
+
+bool pair_fits_int16(int32_t w0, int32_t w1) {
+  return std::max(w0, 0) + std::max(w1, 0) <= 128 && std::min(w0, 0) + std::min(w1, 0) >= -128;
 }
 
 void pack_dense(const Conv2dParams& p, const int8_t* w, unsigned char* packed) {
@@ -85,10 +90,7 @@ void pack_dense(const Conv2dParams& p, const int8_t* w, unsigned char* packed) {
         const int8_t v = w[(m * C + c) * taps + t];  // W [M, C, KH, KW]
         blocks[(m / kBlock) * taps * kq * 64 + (t * kq + c / 4) * 64 + (m % kBlock) * 4 + c % 4] = v;
         sums[m] += v;
-        if (c % 2 == 1) {
-          const int32_t partner = w[(m * C + c - 1) * taps + t];
-          pairs_fit = pairs_fit && std::abs(int32_t{v}) + std::abs(partner) <= 128;
-        }
+        if (c % 2 == 1) pairs_fit = pairs_fit && pair_fits_int16(w[(m * C + c - 1) * taps + t], v);
       }
   const int64_t header[3] = {K, M, pairs_fit ? 1 : 0};
   std::memcpy(packed, header, sizeof header);

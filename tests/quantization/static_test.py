@@ -1,7 +1,7 @@
 """Static int8 quantization (kiln compile --precision int8 --calibration DIR): the digits CNN's
 test accuracy in int8 against fp32, for every calibration method, with s8 activations and with
 full-range weights (--weight-range full); that the compiled model runs int8 kernels; the
-weights' size; --max-error.
+weights' size; --max-error; reduced-range weights on a model that runs channels-last.
 
 Run: .venv/bin/python tests/quantization/static_test.py KILN WORK
 
@@ -63,7 +63,7 @@ def test_digits():
         notes = " ".join(r["notes"])
         check("QLinearConv 2" in notes and "MatMulInteger 2" in notes,
               f"int8 {method}: both Convs are QLinearConv and both Gemms MatMulInteger ({r['notes'][0]})")
-        # Without --cpu native the dense convolutions' weights are reduced-range ([-64, 64])
+        # Without --cpu native the dense convolutions' weights are reduced-range (pairs within 128)
         check("reduced-range weights" in notes, f"int8 {method}: reduced-range weights by default")
         source = " ".join(open(os.path.join(out, "src", f)).read() for f in os.listdir(os.path.join(out, "src"))
                           if f.endswith(".cpp"))
@@ -133,6 +133,47 @@ def test_max_error():
           f"--max-error 0 keeps every layer in fp32 (error {r['outputs'][0]['max_abs_error']:.3g})")
 
 
+def test_reduced_range_chain():
+    """kiln's own int8 on a MobileNetV2-like model (tests/e2e/quant_qdq.py's blocks), whose
+    convolutions layout_nhwc runs channels-last: with reduced-range weights every dense one
+    takes the AVX2 vpmaddubsw tile (its weight pairs fit int16, checked at packing), with full
+    range they do not; both stay close to fp32."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+    from quant_qdq import mobilenet_blocks
+    work = os.path.join(WORK, "blocks")
+    os.makedirs(work)
+    model, x = mobilenet_blocks(work)
+    calibration = os.path.join(work, "calibration")
+    rng = np.random.default_rng(11)
+    for k in range(4):
+        os.makedirs(os.path.join(calibration, f"sample_{k}"))
+        np.save(os.path.join(calibration, f"sample_{k}", "x.npy"), rng.standard_normal(x.shape).astype(np.float32))
+    compile_model(KILN, model, os.path.join(work, "fp32"), "fp32")
+    fp32 = run_exe(os.path.join(work, "fp32"), [x], ["logits"])["logits"]
+    scale = float(np.abs(fp32).max())
+    fits = {}
+    for weight_range in ("reduced", "full"):
+        out = os.path.join(work, weight_range)
+        report = os.path.join(work, weight_range + ".json")
+        compile_model(KILN, model, out, "int8", "--calibration", calibration, "--weight-range", weight_range,
+                      "--report", report)
+        note = [n for n in json.load(open(report))["notes"] if "dense channels-last" in n]
+        check(len(note) == 1, f"blocks int8 {weight_range}: the report counts the dense channels-last convolutions "
+              f"({note})")
+        fits[weight_range] = [int(v) for v in note[0].split()[:3:2]] if note else [0, 0]
+        got = run_exe(out, [x], ["logits"])["logits"]
+        err = float(np.abs(got - fp32).max()) / scale
+        print(f"blocks int8 {weight_range}-range weights: {note[0] if note else '-'}; max abs error {err:.3g} of "
+              f"the largest |logit| {scale:.3g}")
+        check(err < 0.1 and got.argmax() == fp32.argmax(),
+              f"blocks int8 {weight_range}: within 10% of fp32's largest logit ({err:.3g}), same top-1")
+    fit, dense = fits["reduced"]
+    check(dense >= 6 and fit == dense, f"blocks int8 reduced: all {dense} dense channels-last convolutions fit int16 "
+          f"pairs ({fit})")
+    check(fits["full"][1] == dense and fits["full"][0] < dense,
+          f"blocks int8 full: {fits['full'][0]} of {fits['full'][1]} fit (fewer than with reduced range)")
+
+
 def test_errors():
     out = os.path.join(WORK, "errors")
     cases = [(["--precision", "int8"], "needs calibration samples"),
@@ -160,4 +201,5 @@ if __name__ == "__main__":
     test_errors()
     test_digits()
     test_max_error()
+    test_reduced_range_chain()
     finish()

@@ -44,12 +44,12 @@ Conv2dParams dense(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_
 
 // qconv2d_nhwc against qlinear_conv2d for inputs X, weights Wt, output Y, every isa, serial
 // and on 2 threads; x and w drawn from [x_lo, x_hi], [w_lo, w_hi].
+// check_with_weights: the same for given weights w.
 template <class X, class Wt, class Y>
-void check_against_reference(const Conv2dParams& p, uint32_t seed, int x_lo, int x_hi, int w_lo, int w_hi,
-                             bool per_channel, bool with_bias) {
-  const int64_t plane_in = p.H * p.W, plane = p.OH * p.OW, cg = p.C / p.group;
+void check_with_weights(const Conv2dParams& p, uint32_t seed, int x_lo, int x_hi, const std::vector<Wt>& w,
+                        bool per_channel, bool with_bias) {
+  const int64_t plane_in = p.H * p.W, plane = p.OH * p.OW;
   const auto x = random_ints<X>(static_cast<size_t>(p.N * p.C * plane_in), seed, x_lo, x_hi);
-  const auto w = random_ints<Wt>(static_cast<size_t>(p.M * cg * p.KH * p.KW), seed + 1, w_lo, w_hi);
   const auto bias = random_ints<int32_t>(static_cast<size_t>(p.M), seed + 2, -4000, 4000);
   const Wt wz = std::is_same_v<Wt, uint8_t> ? Wt(128) : Wt(0);
   std::vector<float> w_scale(static_cast<size_t>(p.M));
@@ -87,6 +87,13 @@ void check_against_reference(const Conv2dParams& p, uint32_t seed, int x_lo, int
       CHECK(got == want);
     }
   }
+}
+
+template <class X, class Wt, class Y>
+void check_against_reference(const Conv2dParams& p, uint32_t seed, int x_lo, int x_hi, int w_lo, int w_hi,
+                             bool per_channel, bool with_bias) {
+  const auto w = random_ints<Wt>(static_cast<size_t>(p.M * (p.C / p.group) * p.KH * p.KW), seed + 1, w_lo, w_hi);
+  check_with_weights<X, Wt, Y>(p, seed, x_lo, x_hi, w, per_channel, with_bias);
 }
 
 }  // namespace
@@ -179,11 +186,57 @@ TEST_CASE("qconv2d_nhwc with weights in [-64, 64]: the AVX2 vpmaddubsw tile, exa
   check_against_reference<uint8_t, int8_t, uint8_t>(longk, 5, 255, 255, -64, -64, true, true);
   REQUIRE(pairs_fit<int8_t>(longk, 6, 64, 64));
   check_against_reference<uint8_t, int8_t, uint8_t>(longk, 6, 255, 255, 64, 64, false, false);
-  // One weight of 65 (or -128 beside a nonzero one) and the layer keeps the vpmaddwd tile.
-  CHECK_FALSE(pairs_fit<int8_t>(longk, 7, -65, 64));
+  // Pairs of one sign beyond 128 and the layer keeps the vpmaddwd tile.
+  CHECK_FALSE(pairs_fit<int8_t>(longk, 7, -65, -65));
+  CHECK_FALSE(pairs_fit<int8_t>(longk, 7, 65, 65));
   CHECK_FALSE(pairs_fit<int8_t>(longk, 8, -128, 127));
   CHECK_FALSE(qconv2d_nhwc_pairs_fit_int16(longk, std::vector<unsigned char>(
       qconv2d_nhwc_packed_weight_bytes(longk), 0).data()));  // zeroed bytes: no claim
+}
+
+// Weights whose every pair (input channels 2i, 2i + 1 of a tap) fits int16 but not [-64, 64]:
+// one weight drawn from [-128, 127], its partner from what keeps the pair's positive sum <= 128
+// and its negative sum >= -128 (so 127 beside -128, and 100 beside 28, both fit).
+std::vector<int8_t> fitting_pairs(const Conv2dParams& p, uint32_t seed) {
+  const int64_t taps = p.KH * p.KW;
+  std::mt19937 rng(seed);
+  std::vector<int8_t> w(static_cast<size_t>(p.M * p.C * taps));
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t c = 0; c < p.C; c += 2)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int w0 = std::uniform_int_distribution<int>(-128, 127)(rng);
+        const int w1 = w0 >= 0 ? std::uniform_int_distribution<int>(-128, 128 - w0)(rng)
+                               : std::uniform_int_distribution<int>(-128 - w0, 127)(rng);
+        w[static_cast<size_t>((m * p.C + c) * taps + t)] = static_cast<int8_t>(w0);
+        w[static_cast<size_t>((m * p.C + c + 1) * taps + t)] = static_cast<int8_t>(std::min(w1, 127));
+      }
+  return w;
+}
+
+TEST_CASE("qconv2d_nhwc: the vpmaddubsw tile takes every pair of one sign within 128, mixed signs at full range") {
+  const Conv2dParams cases[] = {pointwise(1, 96, 14, 14, 576, 1), dense(2, 8, 9, 11, 37, 3, 1, 1),
+                                dense(1, 64, 14, 14, 64, 3, 1, 1), pointwise(1, 1024, 3, 3, 48, 1)};
+  uint32_t seed = 301;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.KH);
+    const std::vector<int8_t> w = fitting_pairs(p, seed += 3);
+    std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+    qconv2d_nhwc_pack_weights(p, w.data(), packed.data());
+    REQUIRE(qconv2d_nhwc_pairs_fit_int16(p, packed.data()));
+    REQUIRE(*std::max_element(w.begin(), w.end()) > 64);
+    check_with_weights<uint8_t, int8_t, uint8_t>(p, seed, 0, 255, w, true, true);
+    check_with_weights<uint8_t, int8_t, uint8_t>(p, seed + 1, 255, 255, w, false, false);
+    check_with_weights<int8_t, int8_t, int8_t>(p, seed + 2, -128, 127, w, true, false);
+  }
+  // 127 beside -128 in every pair, inputs all 255: each pair's sum is -255, no saturation.
+  const Conv2dParams p = pointwise(1, 1024, 3, 3, 48, 1);
+  std::vector<int8_t> alternating(static_cast<size_t>(p.M * p.C));
+  for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? int8_t{-128} : int8_t{127};
+  std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+  qconv2d_nhwc_pack_weights(p, alternating.data(), packed.data());
+  REQUIRE(qconv2d_nhwc_pairs_fit_int16(p, packed.data()));
+  check_with_weights<uint8_t, int8_t, uint8_t>(p, 9, 255, 255, alternating, true, true);
 }
 
 TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, or depthwise") {

@@ -42,9 +42,10 @@ size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept;
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept;
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char* packed) noexcept;
 
-// Whether the packed dense weights let the AVX2 kernel multiply with vpmaddubsw: every pair of
-// weights it sums (input channels 2i and 2i + 1 of a tap) has |w0| + |w1| <= 128, so that a u8
-// x s8 pair sum fits int16 (the instruction saturates). Found when packing, at compile time.
+// Whether the packed dense weights let the AVX2 kernel multiply with vpmaddubsw: in every pair
+// of weights it sums (input channels 2i and 2i + 1 of a tap) the positive ones sum to at most
+// 128 and the negative ones to at least -128, so that a u8 x s8 pair sum fits int16 (the
+// instruction saturates). Found when packing, at compile time.
 bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept;
 
 // y = requantize_f32(conv(x - x.zero_point, w) + bias, scale[m], out.y_zero_point), with x
