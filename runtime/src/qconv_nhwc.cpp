@@ -265,6 +265,33 @@ __attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256i a
   return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero_point);
 }
 
+// requant8's clamp, [lo, hi] before the zero point is added, and the zero point, for an 8-bit
+// output of this signedness.
+struct Requant8Bounds {
+  __m256 lo, hi;
+  __m256i zero_point;
+};
+template <bool Signed>
+__attribute__((target("avx2,fma"))) inline Requant8Bounds requant8_bounds(int32_t y_zero_point) {
+  return {_mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - y_zero_point)),
+          _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point)), _mm256_set1_epi32(y_zero_point)};
+}
+
+// The first n_ch of a pixel's `width` output bytes (8 or 16, the low ones of b) to y.
+__attribute__((target("avx2,fma"))) inline void store_channels(unsigned char* y, __m128i b, int64_t n_ch,
+                                                                int64_t width) {
+  if (n_ch >= width) {
+    if (width == 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y), b);
+    else
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y), b);
+  } else {
+    alignas(16) unsigned char tmp[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
+    std::memcpy(y, tmp, static_cast<size_t>(n_ch));
+  }
+}
+
 // AVX2 (no VNNI): the products widened to int16 and summed in pairs by vpmaddwd, exact (a u8 x
 // s8 product fits int16, a sum of two does not: vpmaddubsw would saturate). R <= 4 pixels
 // (src[t * 7 + r0 + r]) times 8 output channels: 2R sums in registers, of 16. w: the 8
@@ -304,24 +331,14 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
     }
   }
   const __m256 vs = _mm256_loadu_ps(scale);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - y_zero_point));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point));
+  const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
-  const __m256i vz = _mm256_set1_epi32(y_zero_point);
   for (int r = 0; r < R && r < n_pix; ++r) {
     // acc0 = [c0 c0 c1 c1 | c2 c2 c3 c3], acc1 = [c4 c4 c5 c5 | c6 c6 c7 c7] (pair sums)
     const __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-    const __m256i q = requant8(s, va, vs, lo, hi, vz);
+    const __m256i q = requant8(s, va, vs, q8.lo, q8.hi, q8.zero_point);
     const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    const __m128i b = Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16);
-    unsigned char* yr = y + (r0 + r) * M;
-    if (n_ch >= 8) {
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(yr), b);
-    } else {
-      alignas(16) unsigned char tmp[16];
-      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
-      std::memcpy(yr, tmp, static_cast<size_t>(n_ch));
-    }
+    store_channels(y + (r0 + r) * M, Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16), n_ch, 8);
   }
 }
 
@@ -361,25 +378,16 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     }
   }
   const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>((Signed ? -128 : 0) - y_zero_point));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point));
+  const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
   const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add + 8));
-  const __m256i vz = _mm256_set1_epi32(y_zero_point);
   for (int r = 0; r < R && r < n_pix; ++r) {
-    const __m256i q0 = requant8(acc[r][0], va0, vs0, lo, hi, vz), q1 = requant8(acc[r][1], va1, vs1, lo, hi, vz);
+    const __m256i q0 = requant8(acc[r][0], va0, vs0, q8.lo, q8.hi, q8.zero_point);
+    const __m256i q1 = requant8(acc[r][1], va1, vs1, q8.lo, q8.hi, q8.zero_point);
     // [c0-3 c8-11 | c4-7 c12-15] as int16, then the quarters in channel order.
     const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
     const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
-    const __m128i b = Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16);
-    unsigned char* yr = y + (r0 + r) * M;
-    if (n_ch >= 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(yr), b);
-    } else {
-      alignas(16) unsigned char tmp[16];
-      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b);
-      std::memcpy(yr, tmp, static_cast<size_t>(n_ch));
-    }
+    store_channels(y + (r0 + r) * M, Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16), n_ch, 16);
   }
 }
 
