@@ -196,10 +196,10 @@ class StaticQuantizer {
     std::vector<float> scale(static_cast<size_t>(m));
     // Reduced range only where the NHWC dense kernel would run (ir::nhwc_conv_runs): elsewhere
     // it would cost accuracy for nothing.
-    const bool dense = conv.i("group") == 1 && wt.dims()[1] % 4 == 0;
+    const int64_t c = wt.dims()[1];  // input channels per group; 0 in a degenerate model
+    const bool dense = conv.i("group") == 1 && c > 0 && c % 4 == 0;
     if (dense && reduced_range_)
-      quantize_conv_s8_pairs_fit_int16(wt.data<float>(), m, wt.dims()[1], per_channel / wt.dims()[1], q.data(),
-                                       scale.data());
+      quantize_conv_s8_pairs_fit_int16(wt.data<float>(), m, c, per_channel / c, q.data(), scale.data());
     else
       quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data());
     ir::Value* wq = graph_.add_constant(graph_.unique_value_name(w->name() + ".s8"),

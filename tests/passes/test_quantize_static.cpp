@@ -77,6 +77,21 @@ TEST_CASE("quantize_static_except: reduced-range weights only for the dense NHWC
   CHECK(absmax(ints(*reduced, "w3.s8")) == 127);
 }
 
+TEST_CASE("quantize_static_except: reduced range on a Conv of 0 input channels does not divide by them") {
+  auto g = kiln::ir::parse_graph(R"(
+graph g(%x: f32[1,0,3,3]) -> (%y) {
+  %w = constant f32[4,0,1,1] []
+  %xr = kiln.Range(%x) {min=-1.0, max=1.0} @x.range
+  %y = Conv(%xr, %w) @empty
+}
+)");
+  kiln::passes::infer_shapes(*g);
+  kiln::passes::StaticQuantizeOptions options;
+  options.reduced_range_dense_convs = true;
+  CHECK(kiln::passes::quantize_static_except(*g, {}, options) == std::vector<std::string>{"empty"});
+  CHECK(floats(*g, "w.scale") == std::vector<float>{1, 1, 1, 1});
+}
+
 TEST_CASE("quantize_conv_s8_pairs_fit_int16: every pair within 128 of one sign, each weight within half a step") {
   constexpr int64_t M = 16, C = 8, taps = 9;
   std::mt19937 rng(7);
