@@ -131,6 +131,13 @@ void verify(const CompileArgs& args, const LoadOptions& load, const ir::Graph& g
 // The precision report (cli/precision_report.h): the compiled model against the same model
 // compiled in fp32, both built as executables in a temporary directory (the first reused from
 // `out` when it was emitted).
+// The MatMul/Gemm weights a bf16 compile keeps in bf16 for the native bf16 GEMM.
+std::string bf16_gemm_note(const codegen::cpp::GeneratedModel& model) {
+  return fmt::format("{} MatMul/Gemm weights stored as packed bf16 ({} bytes): computed in bf16 on CPUs with "
+                     "AVX512_BF16, elsewhere widened to {} bytes of fp32 when the model's context is created",
+                     model.bf16_gemm_weights, model.bf16_gemm_bytes, model.bf16_gemm_widened_bytes);
+}
+
 void report_precision(const CompileArgs& args, const LoadOptions& load, const ir::Graph& graph,
                       const codegen::cpp::CppOptions& options, const codegen::cpp::GeneratedModel& model,
                       const fs::path& out, const codegen::cpp::BuildOptions& build,
@@ -186,6 +193,7 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
   if (model.widened_weights > 0)
     report.notes.push_back(fmt::format("{} weights stored as {}, widened to {} bytes of fp32 when the model's context is created",
                                        model.widened_weights, report.precision, model.widened_bytes));
+  if (model.bf16_gemm_weights > 0) report.notes.push_back(bf16_gemm_note(model));
   if (args.verbose) print_precision_report(report, stderr);
   if (!args.precision.report_path.empty()) write_precision_report(report, args.precision.report_path);
 }
@@ -268,6 +276,7 @@ int run_compile(const CompileArgs& args) {
   if (args.verbose && model.widened_weights > 0)
     fmt::print(stderr, "kiln: {} weights stored as {} ({} bytes once widened to fp32 at context creation)\n",
                model.widened_weights, passes::precision_name(options.precision), model.widened_bytes);
+  if (args.verbose && model.bf16_gemm_weights > 0) fmt::print(stderr, "kiln: {}\n", bf16_gemm_note(model));
   if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
   const bool lowered = args.precision.precision != passes::Precision::FP32;
   if (!args.precision.report_path.empty() || (args.verbose && lowered))

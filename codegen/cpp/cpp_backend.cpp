@@ -530,6 +530,9 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   out.files["CMakeLists.txt"] = project_cmake(options);
   out.widened_weights = plan.weights.widened().size();
   out.widened_bytes = plan.weights.widened_bytes();
+  out.bf16_gemm_weights = plan.weights.gemm_b().size();
+  out.bf16_gemm_bytes = plan.weights.gemm_b_bytes();
+  out.bf16_gemm_widened_bytes = plan.weights.widened_gemm_b_bytes();
   out.weights = plan.weights.take_bytes();
   out.plan = plan.memory;
   return out;

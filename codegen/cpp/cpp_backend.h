@@ -38,6 +38,9 @@ struct GeneratedModel {
   std::string weights;                       // bytes of NAME.weights
   size_t widened_weights = 0;  // --precision fp16|bf16: weights stored halved ...
   size_t widened_bytes = 0;    // ... and the fp32 memory they are widened into at run time
+  // --precision bf16: MatMul/Gemm Bs stored packed for the native bf16 GEMM, their bytes, and
+  // the fp32 memory they are widened into on CPUs without AVX512_BF16.
+  size_t bf16_gemm_weights = 0, bf16_gemm_bytes = 0, bf16_gemm_widened_bytes = 0;
   passes::MemoryPlan plan;
 };
 

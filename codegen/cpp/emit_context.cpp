@@ -138,6 +138,20 @@ std::string EmitContext::add_weight_floats(const std::vector<float>& values) {
   return fmt::format("reinterpret_cast<const float*>({} + {})", loc.kind == Location::Widened ? "X" : "W", loc.offset);
 }
 
+bool EmitContext::stores_gemm_b_bf16(int64_t K, int64_t N) const {
+  return weights_ != nullptr && weights_->precision() == passes::Precision::BF16 &&
+         K * N >= static_cast<int64_t>(WeightBlob::kMinHalvedElements);
+}
+
+std::string EmitContext::add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N) {
+  if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
+  const WeightBlob::GemmB at = weights_->add_gemm_b_bf16(packed, K, N);
+  return fmt::format(
+      "kiln::rt::GemmOperand{{XB ? reinterpret_cast<const float*>(XB + {}) : nullptr, 0, false, true, "
+      "reinterpret_cast<const uint16_t*>(W + {})}}",
+      at.widened, at.bf16);
+}
+
 std::string EmitContext::add_weight_bytes(const void* data, size_t size) {
   if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
   return fmt::format("(W + {})", weights_->add_bytes(data, size).offset);

@@ -5,15 +5,13 @@
 #include <fmt/format.h>
 
 #include "kiln/rt/dtype.h"
+#include "kiln/rt/gemm.h"
 
 namespace kiln::codegen::cpp {
 
 namespace {
 
 constexpr size_t kAlign = 64;
-// Smaller float constants (scalars, tiny tables, epsilons) stay fp32: they weigh nothing and
-// some are exact parameters.
-constexpr size_t kMinHalvedElements = 16;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -49,6 +47,15 @@ Location WeightBlob::add_floats(const float* data, size_t count) {
   return {Location::Widened, 0, to};
 }
 
+WeightBlob::GemmB WeightBlob::add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N) {
+  const size_t from = append(packed.data(), packed.size() * sizeof(uint16_t));
+  const size_t to = align_up(widened_gemm_b_bytes_);
+  widened_gemm_b_bytes_ = to + kiln::rt::gemm_f32_packed_b_floats(K, N) * sizeof(float);
+  gemm_b_bytes_ += packed.size() * sizeof(uint16_t);
+  gemm_b_.push_back({from, to, K, N});
+  return {from, to};
+}
+
 Location WeightBlob::add(const ir::Tensor& t) {
   if (t.dtype() == ir::DType::F32) return add_floats(t.data<float>(), static_cast<size_t>(t.numel()));
   return {Location::Weight, 0, append(t.raw(), t.nbytes())};
@@ -58,33 +65,71 @@ void WeightBlob::pad_if_empty() {
   if (bytes_.empty()) bytes_.assign(kAlign, '\0');
 }
 
-WidenCode widen_code(const WeightBlob& blob) {
-  if (blob.widened().empty()) return {};
-  const std::string_view kind = passes::precision_name(blob.precision());
+namespace {
+
+// The MatMul/Gemm Bs of a bf16 model: read as they are stored where the CPU has native bf16,
+// widened into their own buffer (XB) at context creation elsewhere.
+void add_gemm_b_code(const WeightBlob& blob, WidenCode& c) {
   std::string ranges;
-  for (const kiln::rt::WidenRange& r : blob.widened()) ranges += fmt::format("    {{{}, {}, {}}},\n", r.from, r.to, r.count);
+  for (const kiln::rt::WidenGemmB& r : blob.gemm_b()) ranges += fmt::format("    {{{}, {}, {}, {}}},\n", r.from, r.to, r.K, r.N);
+  c.member += "  unsigned char* widened_b = nullptr;  // the bf16 MatMul/Gemm Bs as fp32, without native bf16\n";
+  c.decls += fmt::format(
+      "constexpr size_t kWidenedGemmBBytes = {};\n"
+      "// bf16 MatMul/Gemm Bs: byte offset in the weights, byte offset in the widened buffer, K, N.\n"
+      "const kiln::rt::WidenGemmB kWidenGemmB[] = {{\n{}}};\n",
+      align_up(blob.widened_gemm_b_bytes()), ranges);
+  c.create += fmt::format(
+      "  if (!kiln::rt::gemm_bf16_native()) {{\n"
+      "    ctx->widened_b = static_cast<unsigned char*>(std::aligned_alloc(64, kWidenedGemmBBytes));\n"
+      "    if (!ctx->widened_b || !kiln::rt::widen_gemm_b_weights(ctx->weights, ctx->widened_b, kWidenGemmB, {})) {{\n"
+      "      std::free(ctx->widened_b);\n"
+      "      ctx->widened_b = nullptr;\n"
+      "      ctx->error = \"out of memory widening the bf16 MatMul/Gemm weights to fp32\";\n"
+      "      return ctx;\n"
+      "    }}\n"
+      "  }}\n",
+      blob.gemm_b().size());
+  c.check += " || (!ctx->widened_b && !kiln::rt::gemm_bf16_native())";
+  c.run += "  const unsigned char* const XB = ctx->widened_b;\n  (void)XB;\n";
+  c.destroy += "  std::free(ctx->widened_b);\n";
+  c.note += fmt::format(
+      "// {} MatMul/Gemm weights are stored as packed bf16 ({} bytes), computed in bf16 where the CPU has\n"
+      "// AVX512_BF16 and widened to fp32 ({} bytes) when the context is created elsewhere.\n",
+      blob.gemm_b().size(), blob.gemm_b_bytes(), blob.widened_gemm_b_bytes());
+}
+
+}  // namespace
+
+WidenCode widen_code(const WeightBlob& blob) {
   WidenCode c;
+  if (blob.widened().empty() && blob.gemm_b().empty()) return c;
   c.include = "#include \"kiln/rt/widen.h\"\n";
-  c.member = "  unsigned char* widened = nullptr;  // the halved weights as fp32 (kWidenedBytes)\n";
-  c.decls = fmt::format(
-      "constexpr size_t kWidenedBytes = {};\n"
-      "// {} weights: byte offset in the weights, byte offset in the widened buffer, count.\n"
-      "const kiln::rt::WidenRange kWiden[] = {{\n{}}};\n",
-      align_up(blob.widened_bytes()), kind, ranges);
-  c.create = fmt::format(
-      "  ctx->widened = static_cast<unsigned char*>(std::aligned_alloc(64, kWidenedBytes));\n"
-      "  if (!ctx->widened) {{\n"
-      "    ctx->error = \"out of memory widening the {} weights to fp32\";\n"
-      "    return ctx;\n"
-      "  }}\n"
-      "  kiln::rt::widen_weights(ctx->weights, ctx->widened, kWiden, {}, kiln::rt::widen_{});\n",
-      kind, blob.widened().size(), kind == "fp16" ? "f16" : "bf16");
-  c.check = " || !ctx->widened";
-  c.run = "  const unsigned char* const X = ctx->widened;\n  (void)X;\n";
-  c.destroy = "  std::free(ctx->widened);\n";
-  c.note = fmt::format(
-      "// {} of its float weights are stored as {} ({} bytes as fp32, widened when the context is created).\n",
-      blob.widened().size(), kind, blob.widened_bytes());
+  if (!blob.widened().empty()) {
+    const std::string_view kind = passes::precision_name(blob.precision());
+    std::string ranges;
+    for (const kiln::rt::WidenRange& r : blob.widened()) ranges += fmt::format("    {{{}, {}, {}}},\n", r.from, r.to, r.count);
+    c.member = "  unsigned char* widened = nullptr;  // the halved weights as fp32 (kWidenedBytes)\n";
+    c.decls = fmt::format(
+        "constexpr size_t kWidenedBytes = {};\n"
+        "// {} weights: byte offset in the weights, byte offset in the widened buffer, count.\n"
+        "const kiln::rt::WidenRange kWiden[] = {{\n{}}};\n",
+        align_up(blob.widened_bytes()), kind, ranges);
+    c.create = fmt::format(
+        "  ctx->widened = static_cast<unsigned char*>(std::aligned_alloc(64, kWidenedBytes));\n"
+        "  if (!ctx->widened) {{\n"
+        "    ctx->error = \"out of memory widening the {} weights to fp32\";\n"
+        "    return ctx;\n"
+        "  }}\n"
+        "  kiln::rt::widen_weights(ctx->weights, ctx->widened, kWiden, {}, kiln::rt::widen_{});\n",
+        kind, blob.widened().size(), kind == "fp16" ? "f16" : "bf16");
+    c.check = " || !ctx->widened";
+    c.run = "  const unsigned char* const X = ctx->widened;\n  (void)X;\n";
+    c.destroy = "  std::free(ctx->widened);\n";
+    c.note = fmt::format(
+        "// {} of its float weights are stored as {} ({} bytes as fp32, widened when the context is created).\n",
+        blob.widened().size(), kind, blob.widened_bytes());
+  }
+  if (!blob.gemm_b().empty()) add_gemm_b_code(blob, c);
   return c;
 }
 

@@ -2,7 +2,8 @@
 // With --precision fp16 or bf16, float weights are stored as halves and widened into a
 // separate fp32 buffer when the model's context is created (kiln/rt/widen.h): the file
 // holds half the bytes, the kernels read fp32 as usual, and run-time memory grows by the
-// widened copy.
+// widened copy. With bf16, the B of a MatMul or Gemm is stored packed for the native bf16
+// GEMM (kiln/rt/gemm_bf16.h) and widened, into a buffer of its own, only on CPUs without it.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "codegen/cpp/emit_context.h"
 #include "ir/tensor.h"
+#include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/widen.h"
 #include "passes/precision.h"
 
@@ -17,12 +19,22 @@ namespace kiln::codegen::cpp {
 
 class WeightBlob {
  public:
+  // Smaller float constants (scalars, tiny tables, epsilons) stay fp32: they weigh nothing and
+  // some are exact parameters.
+  static constexpr size_t kMinHalvedElements = 16;
+
   explicit WeightBlob(passes::Precision precision = passes::Precision::FP32) : precision_(precision) {}
 
   // Appends a constant; returns where code reads it (Weight, or Widened when stored halved).
   Location add(const ir::Tensor& t);
   // Appends floats computed at compile time (packed weights).
   Location add_floats(const float* data, size_t count);
+  // Appends a MatMul/Gemm B packed by gemm_bf16_pack_b (K x N): its byte offset in the weights
+  // and, where the CPU lacks native bf16, in the widened-B buffer (gemm_f32's packed layout).
+  struct GemmB {
+    size_t bf16, widened;
+  };
+  GemmB add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N);
   // Appends raw bytes computed at compile time (packed int8 weights), never halved.
   Location add_bytes(const void* data, size_t bytes) { return {Location::Weight, 0, append(data, bytes)}; }
 
@@ -32,6 +44,10 @@ class WeightBlob {
   // The halved weights, and the bytes of the fp32 buffer they are widened into.
   const std::vector<kiln::rt::WidenRange>& widened() const { return ranges_; }
   size_t widened_bytes() const { return widened_bytes_; }
+  // The Bs of add_gemm_b_bf16, the bytes they take as bf16, and as fp32 once widened.
+  const std::vector<kiln::rt::WidenGemmB>& gemm_b() const { return gemm_b_; }
+  size_t gemm_b_bytes() const { return gemm_b_bytes_; }
+  size_t widened_gemm_b_bytes() const { return widened_gemm_b_bytes_; }
   passes::Precision precision() const { return precision_; }
 
  private:
@@ -42,6 +58,8 @@ class WeightBlob {
   std::string bytes_;
   std::vector<kiln::rt::WidenRange> ranges_;
   size_t widened_bytes_ = 0;
+  std::vector<kiln::rt::WidenGemmB> gemm_b_;
+  size_t gemm_b_bytes_ = 0, widened_gemm_b_bytes_ = 0;
 };
 
 // The pieces of the generated model.cpp that widen the halved weights of `blob` (all empty
@@ -52,7 +70,7 @@ struct WidenCode {
   std::string decls;    // constants: the ranges to widen
   std::string create;   // statements of NAME_create, after the weights are loaded
   std::string check;    // extra condition for "creation failed" in NAME_run
-  std::string run;      // declares X in run_graph
+  std::string run;      // declares X (and XB, the widened Bs) in run_graph
   std::string destroy;  // frees the buffer
   std::string note;     // a header comment line
 };

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/x86_dispatch.h"
@@ -981,6 +982,10 @@ void gemm_f32_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t
 void gemm_f32_ex(int64_t M, int64_t N, int64_t K, float alpha, const GemmOperand& A, const GemmOperand& B,
                  float beta, float* C, int64_t ldc, const float* row_bias, const Epilogue& epilogue,
                  int64_t offset_base, ThreadPool* pool) noexcept {
+  if (B.bf16 != nullptr && !A.packed && gemm_bf16_native()) {
+    gemm_bf16(M, N, K, alpha, A.data, A.ld, A.trans, B.bf16, beta, C, ldc, row_bias, epilogue, offset_base, pool);
+    return;
+  }
   Matrix a{A.data, A.ld, A.trans, A.packed, true, M, K};
   Matrix b{B.data, B.ld, B.trans, B.packed, false, K, N};
   TileFinish finish;

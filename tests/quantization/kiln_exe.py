@@ -38,11 +38,13 @@ def compile_model(kiln, model_path, out, precision, *extra):
     return os.path.getsize(os.path.join(out, "model.weights"))
 
 
-def run_exe(out, inputs, names):
-    """Runs OUT/model on `inputs` (in graph input order); returns the named outputs."""
+def run_exe(out, inputs, names, env=None):
+    """Runs OUT/model on `inputs` (in graph input order), with `env` added to the environment;
+    returns the named outputs."""
     files = []
     for k, x in enumerate(inputs):
         files.append(os.path.join(out, f"in_{k}.npy"))
         np.save(files[-1], x)
-    subprocess.run([os.path.join(out, "model"), "-o", os.path.join(out, "result"), *files], check=True)
+    subprocess.run([os.path.join(out, "model"), "-o", os.path.join(out, "result"), *files], check=True,
+                   env=None if env is None else {**os.environ, **env})
     return {n: np.load(os.path.join(out, "result", n + ".npy")) for n in names}

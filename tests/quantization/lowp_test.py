@@ -17,6 +17,13 @@ Expected precision. kiln rounds each float weight of 16 elements or more to the 
      against that bound (plus fp32's 1e-4 + 1e-3 |ort|).
   3. The digits CNN's test accuracy under fp16 and bf16 stays within 1 point of fp32's (ONNX
      Runtime on the committed test slice), and both are printed.
+
+Native bf16. On a CPU with AVX512_BF16 a bf16 MatMul or Gemm with a constant B computes in bf16
+(kiln/rt/gemm_bf16.h): its A is rounded to bf16 too. There the reference of 1. also rounds
+those A inputs (a Cast to bfloat16 and back, which ONNX Runtime rounds to nearest even), the
+bound of 2. doubles for the MatMul's output (u |W||x| for the weights, as much again for x), and
+each bf16 executable runs a second time with KILN_NATIVE_BF16=0, the fp32 fallback that other
+CPUs take, checked against the weights-only reference.
 """
 import json
 import os
@@ -42,6 +49,48 @@ def round_to(precision, a):
     bits = a.view(np.uint32).astype(np.uint64)
     bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16  # nearest, ties to even
     return bits.astype(np.uint32).view(np.float32)
+
+
+def cpu_has_native_bf16():
+    """What kiln's runtime decides (gemm_bf16_native): AVX-512 BW, VL and BF16, not disabled."""
+    if os.environ.get("KILN_NATIVE_BF16") == "0":
+        return False
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512_bf16"))
+
+
+NATIVE_BF16 = cpu_has_native_bf16()
+FALLBACK = {"KILN_NATIVE_BF16": "0"}
+
+
+def with_bf16_gemm_inputs(model):
+    """A copy of `model` whose MatMul and Gemm nodes with a constant B of MIN_HALVED or more
+    elements read their A rounded to bf16 (Cast to bfloat16 and back): what native bf16 computes."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    sizes = {i.name: int(np.prod(i.dims)) for i in m.graph.initializer}
+    nodes = []
+    for k, n in enumerate(m.graph.node):
+        if n.op_type in ("MatMul", "Gemm") and sizes.get(n.input[1], 0) >= MIN_HALVED:
+            h, r = f"bf16_in_{k}", f"bf16_round_{k}"
+            nodes += [helper.make_node("Cast", [n.input[0]], [h], to=TensorProto.BFLOAT16),
+                      helper.make_node("Cast", [h], [r], to=TensorProto.FLOAT)]
+            n.input[0] = r
+        nodes.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    return m
+
+
+def rounded_reference(precision, model, feeds, native=None):
+    """ONNX Runtime on `model` with its weights rounded as kiln stores them and, for native
+    bf16 (default: whether this CPU computes bf16 natively), its MatMul/Gemm inputs too."""
+    native = NATIVE_BF16 if native is None else native
+    m = with_weights(model, lambda w: round_to(precision, w))
+    return ort_run(with_bf16_gemm_inputs(m) if precision == "bf16" and native else m, feeds)
 
 
 def with_weights(model, fn):
@@ -114,16 +163,26 @@ def test_matmul_conv():
             for n in ("y", "z"):
                 check(within(got[n], fp32[n], 0), f"matmul_conv fp32 '{n}' matches ONNX Runtime")
             continue
-        rounded = ort_run(with_weights(model, lambda w: round_to(p, w)), feeds)
-        for n in ("y", "z"):
-            err = float(np.abs(got[n] - fp32[n]).max())
-            bound = UNIT_ROUNDOFF[p] * magnitude[n]
-            check(within(got[n], rounded[n], 0),
-                  f"matmul_conv {p} '{n}' matches ONNX Runtime on {p}-rounded weights "
-                  f"(max diff {float(np.abs(got[n] - rounded[n]).max()):.3g})")
-            check(within(got[n], fp32[n], bound),
-                  f"matmul_conv {p} '{n}' vs fp32: max abs error {err:.3g} within u*|W||x| "
-                  f"(u = {UNIT_ROUNDOFF[p]:.3g}, largest bound {float(bound.max()):.3g})")
+        native = p == "bf16" and NATIVE_BF16
+        runs = [(got, native, "")]
+        if native:  # the fp32 fallback of CPUs without native bf16, on this one
+            runs.append((run_exe(out, [feeds["x"], feeds["img"]], ["y", "z"], env=FALLBACK), False,
+                         " (KILN_NATIVE_BF16=0)"))
+        for result, computes_bf16, how in runs:
+            rounded = rounded_reference(p, model, feeds, computes_bf16)
+            for n in ("y", "z"):
+                err = float(np.abs(result[n] - fp32[n]).max())
+                # The MatMul's x is rounded as well when computed in bf16: twice the bound.
+                u = UNIT_ROUNDOFF[p] * (2 if computes_bf16 and n == "y" else 1)
+                bound = u * magnitude[n]
+                check(within(result[n], rounded[n], 0),
+                      f"matmul_conv {p}{how} '{n}' matches ONNX Runtime on {p}-rounded weights"
+                      + (" and MatMul input" if computes_bf16 and n == "y" else "")
+                      + f" (max diff {float(np.abs(result[n] - rounded[n]).max()):.3g})")
+                check(within(result[n], fp32[n], bound),
+                      f"matmul_conv {p}{how} '{n}' vs fp32: max abs error {err:.3g} within "
+                      f"{'2u' if u > UNIT_ROUNDOFF[p] else 'u'}*|W||x| "
+                      f"(u = {UNIT_ROUNDOFF[p]:.3g}, largest bound {float(bound.max()):.3g})")
     check_sizes("matmul_conv", sizes)
 
 
@@ -138,12 +197,19 @@ def test_digits():
         sizes[p] = compile_model(KILN, os.path.join(DIGITS, "model.onnx"), out, p, "--dim", f"batch={len(x)}")
         got = run_exe(out, [x], ["logits"])["logits"]
         accuracy[p] = float((got.argmax(1) == labels).mean())
-        reference = fp32 if p == "fp32" else ort_run(with_weights(model, lambda w: round_to(p, w)), {"image": x})["logits"]
+        reference = fp32 if p == "fp32" else rounded_reference(p, model, {"image": x})["logits"]
+        native = p == "bf16" and NATIVE_BF16
         check(within(got, reference, 0), f"digits {p} logits match ONNX Runtime"
-              + ("" if p == "fp32" else f" on {p}-rounded weights") + f" (max abs error against fp32 "
+              + ("" if p == "fp32" else f" on {p}-rounded weights") + (" and Gemm inputs" if native else "")
+              + f" (max abs error against fp32 "
               f"{float(np.abs(got - fp32).max()):.3g}, largest |logit| {float(np.abs(fp32).max()):.3g})")
+        if native:
+            fallback = run_exe(out, [x], ["logits"], env=FALLBACK)["logits"]
+            accuracy["bf16 KILN_NATIVE_BF16=0"] = float((fallback.argmax(1) == labels).mean())
+            check(within(fallback, rounded_reference(p, model, {"image": x}, False)["logits"], 0),
+                  "digits bf16 with KILN_NATIVE_BF16=0 (fp32 compute) matches ONNX Runtime on bf16-rounded weights")
     print("digits test accuracy on %d images: %s" % (len(x), ", ".join(f"{k} {v * 100:.2f}%" for k, v in accuracy.items())))
-    for p in ("fp32", "fp16", "bf16"):
+    for p in [k for k in accuracy if k != "onnxruntime fp32"]:
         diff = abs(accuracy[p] - accuracy["onnxruntime fp32"]) * 100
         check(diff <= 1.0, f"digits {p} accuracy {accuracy[p] * 100:.2f}% within 1 point of fp32 "
               f"{accuracy['onnxruntime fp32'] * 100:.2f}%")
@@ -196,4 +262,5 @@ if __name__ == "__main__":
     test_matmul_conv()
     test_digits()
     test_report()
+    print("native bf16 compute on this CPU:", NATIVE_BF16)
     finish()

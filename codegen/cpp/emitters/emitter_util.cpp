@@ -7,6 +7,7 @@
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/winograd.h"
 
 namespace kiln::codegen::cpp {
@@ -104,6 +105,11 @@ std::string gemm_b_operand(EmitContext& ctx, const ir::Value* v, const std::stri
     return fmt::format("kiln::rt::GemmOperand{{{}, {}, {}, false}}", expr, trans ? K : N, trans);
   // Packed now, once, rather than on every run (the runtime's own packing routine, so the
   // layout always matches the kernel it ships).
+  if (ctx.stores_gemm_b_bf16(K, N)) {
+    std::vector<uint16_t> halves(kiln::rt::gemm_bf16_packed_b_halves(K, N));
+    kiln::rt::gemm_bf16_pack_b(trans, K, N, v->constant().data<float>(), trans ? K : N, halves.data());
+    return ctx.add_gemm_b_bf16(halves, K, N);
+  }
   std::vector<float> packed(kiln::rt::gemm_f32_packed_b_floats(K, N));
   kiln::rt::gemm_f32_pack_b(trans, K, N, v->constant().data<float>(), trans ? K : N, packed.data());
   return fmt::format("kiln::rt::GemmOperand{{{}, 0, false, true}}", ctx.add_weight_floats(packed));

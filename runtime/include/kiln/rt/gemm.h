@@ -70,9 +70,13 @@ struct GemmOperand {
   int64_t ld;
   bool trans;
   bool packed;
+  // B only: the same B packed by gemm_bf16_pack_b (kiln/rt/gemm_bf16.h), or nullptr. Where the
+  // CPU has native bf16 (gemm_bf16_native) and A is plain, gemm_f32_ex runs gemm_bf16 on it, and
+  // `data` may then be nullptr.
+  const uint16_t* bf16 = nullptr;
 };
 
-// gemm_f32_fused with either operand possibly packed.
+// gemm_f32_fused with either operand possibly packed (and B possibly bf16: GemmOperand::bf16).
 void gemm_f32_ex(int64_t M, int64_t N, int64_t K, float alpha, const GemmOperand& A, const GemmOperand& B,
                  float beta, float* C, int64_t ldc, const float* row_bias, const Epilogue& epilogue,
                  int64_t offset_base, ThreadPool* pool) noexcept;

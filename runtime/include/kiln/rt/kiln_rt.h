@@ -14,6 +14,7 @@
 #include "kiln/rt/epilogue.h"
 #include "kiln/rt/exe_main.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/gemm_f64.h"
 #include "kiln/rt/grid_sample.h"
 #include "kiln/rt/hardmax.h"
