@@ -172,6 +172,31 @@ TEST_CASE("gemm_f32_ex applies bias, residual and clamp or ReLU in every kind of
       }
 }
 
+TEST_CASE("gemm_f32_ex with a packed B matches the reference, one row (the matrix-vector path) and more") {
+  // M = 1 runs gemv_packed_b (four sums a column, the tail in the first); K = 1030 is three K
+  // blocks, the last with a tail of 2; N = 70 ends in a panel of 6 columns; A transposed is a
+  // strided row.
+  ThreadPool pool2(2);
+  for (int64_t M : {1, 2, 7})
+    for (int64_t K : {1, 5, 515, 1030})
+      for (bool ta : {false, true}) {
+        const int64_t N = 70, lda = (ta ? M : K) + 2;
+        const auto A = random_floats(static_cast<size_t>((ta ? K : M) * lda), 41), B = random_floats(K * N, 42);
+        std::vector<float> packed(gemm_f32_packed_b_floats(K, N));
+        gemm_f32_pack_b(false, K, N, B.data(), N, packed.data());
+        auto ref = random_floats(M * N, 43);
+        const auto C0 = ref;
+        gemm_ref(ta, false, M, N, K, 0.5f, A.data(), lda, B.data(), N, 2.f, ref.data(), N);
+        std::vector<float> one = C0, two = C0;
+        const GemmOperand a{A.data(), lda, ta, false}, b{packed.data(), 0, false, true};
+        gemm_f32_ex(M, N, K, 0.5f, a, b, 2.f, one.data(), N, nullptr, Epilogue{}, 0, nullptr);
+        gemm_f32_ex(M, N, K, 0.5f, a, b, 2.f, two.data(), N, nullptr, Epilogue{}, 0, &pool2);
+        INFO("M=" << M << " K=" << K << " trans_a=" << ta);
+        CHECK(max_rel_diff(one, ref) < 1e-4 * std::sqrt(double(K) + 1));
+        CHECK(one == two);
+      }
+}
+
 TEST_CASE("gemm_f32 with K == 0 or alpha == 0 scales C by beta") {
   std::vector<float> C = {1, 2, 3, 4};
   gemm_f32(false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f, C.data(), 2, nullptr);
