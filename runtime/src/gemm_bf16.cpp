@@ -118,11 +118,18 @@ struct TileStore {
   bool relu;
 };
 
-// The first R rows (R <= kMR) of a tile: `pairs` k-pairs of A (row i's at a + i * lda, 32 bits
-// a pair) times a B panel, into columns [0, nr) of C. One or two rows keep 4 or 2 sums per
+// A's k-pair at `a` (two bf16) broadcast to every 32-bit lane, as vdpbf16ps pairs it with B's.
+KILN_BF16_TARGET inline __m512i broadcast_pair(const uint16_t* a) {
+  uint32_t pair;
+  std::memcpy(&pair, a, sizeof pair);
+  return _mm512_set1_epi32(static_cast<int>(pair));
+}
+
+// The first R rows (R <= kMR) of a tile: `pairs` k-pairs of A (row i's at a + i * lda, lda in
+// halves) times a B panel, into columns [0, nr) of C. One or two rows keep 4 or 2 sums per
 // accumulator (every S-th pair), added at the end, to keep 8 chains of vdpbf16ps in flight.
 template <int R>
-KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a, int64_t lda, const uint16_t* b, float* c, int64_t ldc,
+KILN_BF16_TARGET void tile(int64_t pairs, const uint16_t* a, int64_t lda, const uint16_t* b, float* c, int64_t ldc,
                            int64_t nr, const TileStore& s) {
   constexpr int S = R == 1 ? 4 : (R == 2 ? 2 : 1);
   __m512 acc[S][R][2];
@@ -138,7 +145,7 @@ KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a, int64_t lda, const 
       const __m512i b1 = _mm512_loadu_si512(b + (p + q) * 2 * kNR + kNR);
 #pragma GCC unroll 6
       for (int i = 0; i < R; ++i) {
-        const __m512i av = _mm512_set1_epi32(static_cast<int>(a[i * lda + p + q]));
+        const __m512i av = broadcast_pair(a + i * lda + (p + q) * 2);
         acc[q][i][0] = _mm512_dpbf16_ps(acc[q][i][0], (__m512bh)av, (__m512bh)b0);
         acc[q][i][1] = _mm512_dpbf16_ps(acc[q][i][1], (__m512bh)av, (__m512bh)b1);
       }
@@ -149,7 +156,7 @@ KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a, int64_t lda, const 
     const __m512i b1 = _mm512_loadu_si512(b + p * 2 * kNR + kNR);
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i) {
-      const __m512i av = _mm512_set1_epi32(static_cast<int>(a[i * lda + p]));
+      const __m512i av = broadcast_pair(a + i * lda + p * 2);
       acc[0][i][0] = _mm512_dpbf16_ps(acc[0][i][0], (__m512bh)av, (__m512bh)b0);
       acc[0][i][1] = _mm512_dpbf16_ps(acc[0][i][1], (__m512bh)av, (__m512bh)b1);
     }
@@ -190,7 +197,7 @@ KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a, int64_t lda, const 
     }
 }
 
-using TileFn = void (*)(int64_t, const uint32_t*, int64_t, const uint16_t*, float*, int64_t, int64_t,
+using TileFn = void (*)(int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, int64_t,
                         const TileStore&);
 constexpr TileFn kTiles[kMR + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
 
@@ -266,7 +273,7 @@ void gemm_block(const Problem& P, int64_t r0, int64_t m, int64_t j0, int64_t n) 
             s.bias = P.row_bias ? P.row_bias + i : nullptr;
             s.add = P.in_kernel && ep->residual ? ep->residual + P.base + i * P.ldc + jr : nullptr;
           }
-          kTiles[mr](kcp / 2, reinterpret_cast<const uint32_t*>(buf + ir * kcp), kcp / 2, bp, P.C + i * P.ldc + jr,
+          kTiles[mr](kcp / 2, buf + ir * kcp, kcp, bp, P.C + i * P.ldc + jr,
                      P.ldc, nr, s);
         }
         // A generic epilogue on each group of kFinishCols final columns, while in cache.
