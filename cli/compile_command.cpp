@@ -131,9 +131,9 @@ void verify(const CompileArgs& args, const LoadOptions& load, const ir::Graph& g
 // The precision report (cli/precision_report.h): the compiled model against the same model
 // compiled in fp32, both built as executables in a temporary directory (the first reused from
 // `out` when it was emitted).
-// The MatMul/Gemm weights a bf16 compile keeps in bf16 for the native bf16 GEMM.
+// The MatMul/Gemm and 1x1 Conv weights a bf16 compile keeps in bf16 for the native bf16 GEMM.
 std::string bf16_gemm_note(const codegen::cpp::GeneratedModel& model) {
-  return fmt::format("{} MatMul/Gemm weights stored as packed bf16 ({} bytes): computed in bf16 on CPUs with "
+  return fmt::format("{} MatMul/Gemm/1x1 Conv weights stored as packed bf16 ({} bytes): computed in bf16 on CPUs with "
                      "AVX512_BF16, elsewhere widened to {} bytes of fp32 when the model's context is created",
                      model.bf16_gemm_weights, model.bf16_gemm_bytes, model.bf16_gemm_widened_bytes);
 }

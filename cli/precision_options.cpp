@@ -19,7 +19,7 @@ void add_precision_options(CLI::App* cmd, PrecisionOptions& options) {
            o->precision = *p;
          },
          "fp32 (default); fp16 or bf16: float weights stored in half precision (half the size), computed in "
-         "fp32; int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: static "
+         "fp32 (bf16 MatMul, Gemm and 1x1 Conv in bf16 on CPUs with AVX512_BF16); int8-dynamic: MatMul/Gemm weights int8 per column, activations quantized per run; int8: static "
          "quantization calibrated on --calibration DIR (Conv/MatMul/Gemm weights int8 per channel, activations u8 or s8)")
       ->type_name("PRECISION");
   cmd->add_option("--calibration", options.calibration_dir,

@@ -143,13 +143,12 @@ bool EmitContext::stores_gemm_b_bf16(int64_t K, int64_t N) const {
          K * N >= static_cast<int64_t>(WeightBlob::kMinHalvedElements);
 }
 
-std::string EmitContext::add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N) {
+EmitContext::Bf16Weights EmitContext::add_bf16_weights(const std::vector<uint16_t>& packed, int64_t K, int64_t N,
+                                                       bool conv) {
   if (weights_ == nullptr) fail("internal error: no weights blob to add compile-time constants to");
-  const WeightBlob::GemmB at = weights_->add_gemm_b_bf16(packed, K, N);
-  return fmt::format(
-      "kiln::rt::GemmOperand{{XB ? reinterpret_cast<const float*>(XB + {}) : nullptr, 0, false, true, "
-      "reinterpret_cast<const uint16_t*>(W + {})}}",
-      at.widened, at.bf16);
+  const WeightBlob::GemmB at = weights_->add_gemm_b_bf16(packed, K, N, conv);
+  return {fmt::format("(XB ? reinterpret_cast<const float*>(XB + {}) : nullptr)", at.widened),
+          fmt::format("reinterpret_cast<const uint16_t*>(W + {})", at.bf16)};
 }
 
 std::string EmitContext::add_weight_bytes(const void* data, size_t size) {

@@ -64,11 +64,16 @@ class EmitContext {
   // aligned (in half precision with --precision fp16|bf16); returns a `const float*`
   // expression for them.
   std::string add_weight_floats(const std::vector<float>& values);
-  // True when the B of a MatMul or Gemm (K x N constant floats) is stored for the native bf16
-  // GEMM (--precision bf16); add_gemm_b_bf16 appends it (packed by gemm_bf16_pack_b) and
-  // returns its `kiln::rt::GemmOperand` expression (weight_blob.h).
+  // True when the B of a MatMul or Gemm (K x N constant floats), or a 1x1 blocked Conv's
+  // weights (K = C, N = M), are stored for the native bf16 GEMM (--precision bf16);
+  // add_bf16_weights appends them (packed by gemm_bf16_pack_b or conv_nchwc_bf16_pack_weights)
+  // and returns `const float*` and `const uint16_t*` expressions: the fp32 copy (null where
+  // the CPU has native bf16) and the bf16 weights (weight_blob.h).
   bool stores_gemm_b_bf16(int64_t K, int64_t N) const;
-  std::string add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N);
+  struct Bf16Weights {
+    std::string widened, bf16;
+  };
+  Bf16Weights add_bf16_weights(const std::vector<uint16_t>& packed, int64_t K, int64_t N, bool conv);
   // The same for raw bytes (packed int8 weights, int32 arrays); a `const unsigned char*`.
   std::string add_weight_bytes(const void* data, size_t size);
 

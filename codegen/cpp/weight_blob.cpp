@@ -47,12 +47,14 @@ Location WeightBlob::add_floats(const float* data, size_t count) {
   return {Location::Widened, 0, to};
 }
 
-WeightBlob::GemmB WeightBlob::add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N) {
+WeightBlob::GemmB WeightBlob::add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N,
+                                              bool conv) {
   const size_t from = append(packed.data(), packed.size() * sizeof(uint16_t));
   const size_t to = align_up(widened_gemm_b_bytes_);
-  widened_gemm_b_bytes_ = to + kiln::rt::gemm_f32_packed_b_floats(K, N) * sizeof(float);
+  const kiln::rt::WidenGemmB range{from, to, K, N, conv};
+  widened_gemm_b_bytes_ = to + kiln::rt::gemm_bf16_widened_floats(range) * sizeof(float);
   gemm_b_bytes_ += packed.size() * sizeof(uint16_t);
-  gemm_b_.push_back({from, to, K, N});
+  gemm_b_.push_back(range);
   return {from, to};
 }
 
@@ -67,15 +69,15 @@ void WeightBlob::pad_if_empty() {
 
 namespace {
 
-// The MatMul/Gemm Bs of a bf16 model: read as they are stored where the CPU has native bf16,
-// widened into their own buffer (XB) at context creation elsewhere.
+// The MatMul/Gemm Bs and 1x1 Conv weights of a bf16 model: read as they are stored where the
+// CPU has native bf16, widened into their own buffer (XB) at context creation elsewhere.
 void add_gemm_b_code(const WeightBlob& blob, WidenCode& c) {
   std::string ranges;
-  for (const kiln::rt::WidenGemmB& r : blob.gemm_b()) ranges += fmt::format("    {{{}, {}, {}, {}}},\n", r.from, r.to, r.K, r.N);
-  c.member += "  unsigned char* widened_b = nullptr;  // the bf16 MatMul/Gemm Bs as fp32, without native bf16\n";
+  for (const kiln::rt::WidenGemmB& r : blob.gemm_b()) ranges += fmt::format("    {{{}, {}, {}, {}, {}}},\n", r.from, r.to, r.K, r.N, r.conv ? "true" : "false");
+  c.member += "  unsigned char* widened_b = nullptr;  // the bf16 MatMul/Gemm/1x1 Conv weights as fp32, without native bf16\n";
   c.decls += fmt::format(
       "constexpr size_t kWidenedGemmBBytes = {};\n"
-      "// bf16 MatMul/Gemm Bs: byte offset in the weights, byte offset in the widened buffer, K, N.\n"
+      "// bf16 MatMul/Gemm Bs and 1x1 Conv weights: byte offset in the weights, in the widened buffer, K, N, conv.\n"
       "const kiln::rt::WidenGemmB kWidenGemmB[] = {{\n{}}};\n",
       align_up(blob.widened_gemm_b_bytes()), ranges);
   c.create += fmt::format(
@@ -84,7 +86,7 @@ void add_gemm_b_code(const WeightBlob& blob, WidenCode& c) {
       "    if (!ctx->widened_b || !kiln::rt::widen_gemm_b_weights(ctx->weights, ctx->widened_b, kWidenGemmB, {})) {{\n"
       "      std::free(ctx->widened_b);\n"
       "      ctx->widened_b = nullptr;\n"
-      "      ctx->error = \"out of memory widening the bf16 MatMul/Gemm weights to fp32\";\n"
+      "      ctx->error = \"out of memory widening the bf16 MatMul/Gemm/Conv weights to fp32\";\n"
       "      return ctx;\n"
       "    }}\n"
       "  }}\n",
@@ -93,7 +95,7 @@ void add_gemm_b_code(const WeightBlob& blob, WidenCode& c) {
   c.run += "  const unsigned char* const XB = ctx->widened_b;\n  (void)XB;\n";
   c.destroy += "  std::free(ctx->widened_b);\n";
   c.note += fmt::format(
-      "// {} MatMul/Gemm weights are stored as packed bf16 ({} bytes), computed in bf16 where the CPU has\n"
+      "// {} MatMul/Gemm/1x1 Conv weights are stored as packed bf16 ({} bytes), computed in bf16 where the CPU has\n"
       "// AVX512_BF16 and widened to fp32 ({} bytes) when the context is created elsewhere.\n",
       blob.gemm_b().size(), blob.gemm_b_bytes(), blob.widened_gemm_b_bytes());
 }

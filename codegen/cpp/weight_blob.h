@@ -2,8 +2,9 @@
 // With --precision fp16 or bf16, float weights are stored as halves and widened into a
 // separate fp32 buffer when the model's context is created (kiln/rt/widen.h): the file
 // holds half the bytes, the kernels read fp32 as usual, and run-time memory grows by the
-// widened copy. With bf16, the B of a MatMul or Gemm is stored packed for the native bf16
-// GEMM (kiln/rt/gemm_bf16.h) and widened, into a buffer of its own, only on CPUs without it.
+// widened copy. With bf16, the B of a MatMul or Gemm and the weights of a 1x1 blocked Conv
+// are stored packed for the native bf16 GEMM (kiln/rt/gemm_bf16.h) and widened, into a buffer
+// of their own, only on CPUs without it.
 #pragma once
 
 #include <string>
@@ -29,12 +30,14 @@ class WeightBlob {
   Location add(const ir::Tensor& t);
   // Appends floats computed at compile time (packed weights).
   Location add_floats(const float* data, size_t count);
-  // Appends a MatMul/Gemm B packed by gemm_bf16_pack_b (K x N): its byte offset in the weights
-  // and, where the CPU lacks native bf16, in the widened-B buffer (gemm_f32's packed layout).
+  // Appends a MatMul/Gemm B packed by gemm_bf16_pack_b (K x N), or a 1x1 kiln.ConvNchwc's
+  // weights packed by conv_nchwc_bf16_pack_weights (conv: K = C, N = M): its byte offset in the
+  // weights and, where the CPU lacks native bf16, in the widened buffer (the fp32 kernel's
+  // packed layout).
   struct GemmB {
     size_t bf16, widened;
   };
-  GemmB add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N);
+  GemmB add_gemm_b_bf16(const std::vector<uint16_t>& packed, int64_t K, int64_t N, bool conv = false);
   // Appends raw bytes computed at compile time (packed int8 weights), never halved.
   Location add_bytes(const void* data, size_t bytes) { return {Location::Weight, 0, append(data, bytes)}; }
 

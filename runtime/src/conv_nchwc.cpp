@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
 #include "kiln/rt/x86_dispatch.h"
@@ -581,7 +582,12 @@ bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept {
 }
 
 void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
-                    const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa) noexcept {
+                    const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa,
+                    const uint16_t* w_bf16) noexcept {
+  if (w_bf16 != nullptr && gemm_bf16_native() && conv_nchwc_bf16_applicable(p)) {
+    conv_nchwc_bf16(p, x, w_bf16, bias, z, act, y, pool);
+    return;
+  }
   const Kernels& ks = kernels(conv_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
   const int64_t per = ks.max_f > 0 ? ks.max_f : 1;
   const bool plane = p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&

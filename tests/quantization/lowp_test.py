@@ -18,8 +18,9 @@ Expected precision. kiln rounds each float weight of 16 elements or more to the 
   3. The digits CNN's test accuracy under fp16 and bf16 stays within 1 point of fp32's (ONNX
      Runtime on the committed test slice), and both are printed.
 
-Native bf16. On a CPU with AVX512_BF16 a bf16 MatMul or Gemm with a constant B computes in bf16
-(kiln/rt/gemm_bf16.h): its A is rounded to bf16 too. There the reference of 1. also rounds
+Native bf16. On a CPU with AVX512_BF16 a bf16 MatMul or Gemm with a constant B, and a 1x1 Conv
+that runs channel-blocked, compute in bf16 (kiln/rt/gemm_bf16.h): their input is rounded to
+bf16 too (test_pointwise covers the Convs: two 1x1s with bias, Relu and a residual). There the reference of 1. also rounds
 those A inputs (a Cast to bfloat16 and back, which ONNX Runtime rounds to nearest even), the
 bound of 2. doubles for the MatMul's output (u |W||x| for the weights, as much again for x), and
 each bf16 executable runs a second time with KILN_NATIVE_BF16=0, the fp32 fallback that other
@@ -66,15 +67,16 @@ NATIVE_BF16 = cpu_has_native_bf16()
 FALLBACK = {"KILN_NATIVE_BF16": "0"}
 
 
-def with_bf16_gemm_inputs(model):
-    """A copy of `model` whose MatMul and Gemm nodes with a constant B of MIN_HALVED or more
-    elements read their A rounded to bf16 (Cast to bfloat16 and back): what native bf16 computes."""
+def with_bf16_gemm_inputs(model, ops=("MatMul", "Gemm")):
+    """A copy of `model` whose nodes of `ops` with a constant weight (input 1) of MIN_HALVED or
+    more elements read their input 0 rounded to bf16 (Cast to bfloat16 and back): what native
+    bf16 computes for MatMul and Gemm, and for the 1x1 Convs of test_pointwise."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     sizes = {i.name: int(np.prod(i.dims)) for i in m.graph.initializer}
     nodes = []
     for k, n in enumerate(m.graph.node):
-        if n.op_type in ("MatMul", "Gemm") and sizes.get(n.input[1], 0) >= MIN_HALVED:
+        if n.op_type in ops and sizes.get(n.input[1], 0) >= MIN_HALVED:
             h, r = f"bf16_in_{k}", f"bf16_round_{k}"
             nodes += [helper.make_node("Cast", [n.input[0]], [h], to=TensorProto.BFLOAT16),
                       helper.make_node("Cast", [h], [r], to=TensorProto.FLOAT)]
@@ -85,12 +87,12 @@ def with_bf16_gemm_inputs(model):
     return m
 
 
-def rounded_reference(precision, model, feeds, native=None):
+def rounded_reference(precision, model, feeds, native=None, ops=("MatMul", "Gemm")):
     """ONNX Runtime on `model` with its weights rounded as kiln stores them and, for native
-    bf16 (default: whether this CPU computes bf16 natively), its MatMul/Gemm inputs too."""
+    bf16 (default: whether this CPU computes bf16 natively), the inputs of its `ops` too."""
     native = NATIVE_BF16 if native is None else native
     m = with_weights(model, lambda w: round_to(precision, w))
-    return ort_run(with_bf16_gemm_inputs(m) if precision == "bf16" and native else m, feeds)
+    return ort_run(with_bf16_gemm_inputs(m, ops) if precision == "bf16" and native else m, feeds)
 
 
 def with_weights(model, fn):
@@ -186,6 +188,45 @@ def test_matmul_conv():
     check_sizes("matmul_conv", sizes)
 
 
+def pointwise_model():
+    """Two 1x1 Convs over 32 and 64 channels, bias, Relu, a residual Add and Relu: what kiln's
+    layout_nchwc runs blocked (kiln.ConvNchwc), and bf16 natively on AVX512_BF16 CPUs."""
+    rng = np.random.default_rng(2)
+    w1 = (rng.standard_normal((64, 32, 1, 1)) / 6).astype(np.float32)
+    w2 = (rng.standard_normal((32, 64, 1, 1)) / 8).astype(np.float32)
+    b1, b2 = rng.standard_normal(64).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1", "b1"], ["h"]), helper.make_node("Relu", ["h"], ["hr"]),
+         helper.make_node("Conv", ["hr", "w2", "b2"], ["o"]), helper.make_node("Add", ["o", "x"], ["s"]),
+         helper.make_node("Relu", ["s"], ["y"])],
+        "pointwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32, 10, 10])],
+        [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_pointwise():
+    model = pointwise_model()
+    path = os.path.join(WORK, "pointwise.onnx")
+    onnx.save(model, path)
+    feeds = {"x": np.random.default_rng(3).uniform(-1, 1, (2, 32, 10, 10)).astype(np.float32)}
+    fp32 = ort_run(model, feeds)["y"]
+    sizes = {}
+    for p in ("fp32", "fp16", "bf16"):
+        out = os.path.join(WORK, f"pointwise_{p}")
+        sizes[p] = compile_model(KILN, path, out, p)
+        runs = [(run_exe(out, [feeds["x"]], ["y"])["y"], p == "bf16" and NATIVE_BF16, "")]
+        if runs[0][1]:
+            runs.append((run_exe(out, [feeds["x"]], ["y"], env=FALLBACK)["y"], False, " (KILN_NATIVE_BF16=0)"))
+        for got, computes_bf16, how in runs:
+            ref = fp32 if p == "fp32" else rounded_reference(p, model, feeds, computes_bf16, ("Conv",))["y"]
+            check(within(got, ref, 0), f"pointwise 1x1 convs {p}{how} match ONNX Runtime"
+                  + ("" if p == "fp32" else f" on {p}-rounded weights") + (" and conv inputs" if computes_bf16 else "")
+                  + f" (max diff {float(np.abs(got - ref).max()):.3g}; against fp32 {float(np.abs(got - fp32).max()):.3g}"
+                  f", largest |y| {float(np.abs(fp32).max()):.3g})")
+    check_sizes("pointwise", sizes)
+
+
 def test_digits():
     model = onnx.load(os.path.join(DIGITS, "model.onnx"))
     x, labels = np.load(os.path.join(DIGITS, "test_x.npy")), np.load(os.path.join(DIGITS, "test_y.npy"))
@@ -260,6 +301,7 @@ if __name__ == "__main__":
     os.makedirs(WORK)
     test_errors()
     test_matmul_conv()
+    test_pointwise()
     test_digits()
     test_report()
     print("native bf16 compute on this CPU:", NATIVE_BF16)

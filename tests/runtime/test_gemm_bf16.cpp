@@ -254,3 +254,75 @@ TEST_CASE("gemm_bf16 speed against gemm_f32 with packed B (informational)") {
                  << f32 / bf << "x)");
   }
 }
+
+namespace {
+
+// x [N, C, HW] in NCHW16c from plain values, as the kernels read it.
+std::vector<float> blocked(const std::vector<float>& plain, int64_t N, int64_t C, int64_t HW) {
+  std::vector<float> out(plain.size());
+  nchw_to_nchwc_f32(N, C, HW, plain.data(), out.data(), nullptr);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("conv_nchwc_bf16_widen_weights is conv_nchwc_pack_weights of the weights rounded to bf16") {
+  for (int64_t C : {16, 48, 528})
+    for (int64_t M : {16, 48, 64}) {
+      const ConvNchwcParams p{1, C, 3, 3, M, 1, 1, 3, 3, 1, 1, 0, 0};
+      const auto w = random_floats(M * C, 51);
+      std::vector<float> rounded(w.size());
+      for (size_t i = 0; i < w.size(); ++i) rounded[i] = bf16_bits_to_f32(f32_to_bf16_bits(w[i]));
+      std::vector<uint16_t> halves(conv_nchwc_bf16_packed_halves(p));
+      conv_nchwc_bf16_pack_weights(p, w.data(), halves.data());
+      std::vector<float> widened(conv_nchwc_packed_floats(p), -1.f), want(widened.size(), -2.f);
+      REQUIRE(conv_nchwc_bf16_widen_weights(p, halves.data(), widened.data()));
+      conv_nchwc_pack_weights(p, rounded.data(), want.data());
+      INFO("C=" << C << " M=" << M);
+      CHECK(std::memcmp(widened.data(), want.data(), widened.size() * sizeof(float)) == 0);
+    }
+}
+
+TEST_CASE("conv_nchwc_f32 with bf16 weights: a 1x1 on the bf16 kernel matches the fp32 kernel on rounded inputs") {
+  // The fp32 kernel on x and w rounded to bf16 is the reference (products exact in both; the
+  // sums differ in order only). C 528 is two K blocks; M 48 ends in half a 32-column panel; HW
+  // 1 to 100 covers 1-5 row edges; bias, residual and each activation. Where the CPU lacks
+  // native bf16, conv_nchwc_f32 must take the widened fp32 weights: checked to be the fp32 result.
+  ThreadPool pool2(2);
+  const bool native = gemm_bf16_native();
+  if (!native) MESSAGE("no AVX512_BF16 here (or KILN_NATIVE_BF16=0): checking the widened fp32 path only");
+  uint32_t seed = 60;
+  for (int64_t C : {16, 48, 528})
+    for (int64_t M : {16, 48, 64})
+      for (int64_t HW : {1, 7, 100})
+        for (int act_kind = 0; act_kind < 3; ++act_kind) {
+          const int64_t N = 2;
+          const ConvNchwcParams p{N, C, 1, HW, M, 1, 1, 1, HW, 1, 1, 0, 0};
+          REQUIRE(conv_nchwc_bf16_applicable(p));
+          const auto x = random_floats(N * C * HW, ++seed), w = random_floats(M * C, ++seed);
+          const auto bias = random_floats(M, ++seed), zp = random_floats(N * M * HW, ++seed);
+          std::vector<float> xr(x.size()), wr(w.size());
+          for (size_t i = 0; i < x.size(); ++i) xr[i] = bf16_of(x[i]);
+          for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16_of(w[i]);
+          const auto xb = blocked(x, N, C, HW), xrb = blocked(xr, N, C, HW), z = blocked(zp, N, M, HW);
+          StoreActivation act;
+          if (act_kind == 1) act.kind = StoreActivation::kRelu;
+          if (act_kind == 2) act = StoreActivation{StoreActivation::kClamp, -0.5f, 0.5f};
+          const float* zz = act_kind == 0 ? nullptr : z.data();
+          std::vector<float> packed_r(conv_nchwc_packed_floats(p)), widened(packed_r.size());
+          conv_nchwc_pack_weights(p, wr.data(), packed_r.data());
+          std::vector<uint16_t> halves(conv_nchwc_bf16_packed_halves(p));
+          conv_nchwc_bf16_pack_weights(p, w.data(), halves.data());
+          REQUIRE(conv_nchwc_bf16_widen_weights(p, halves.data(), widened.data()));
+          std::vector<float> ref(N * M * HW), one(ref.size(), NAN), two(ref.size(), NAN);
+          conv_nchwc_f32(p, native ? xrb.data() : xb.data(), packed_r.data(), bias.data(), zz, act, ref.data(),
+                         nullptr);
+          conv_nchwc_f32(p, xb.data(), native ? nullptr : widened.data(), bias.data(), zz, act, one.data(), nullptr,
+                         NchwcIsa::automatic, halves.data());
+          conv_nchwc_f32(p, xb.data(), native ? nullptr : widened.data(), bias.data(), zz, act, two.data(), &pool2,
+                         NchwcIsa::automatic, halves.data());
+          INFO("C=" << C << " M=" << M << " HW=" << HW << " act=" << act_kind);
+          CHECK(max_rel_diff(one, ref) < tolerance(C));
+          CHECK(one == two);
+        }
+}

@@ -5,6 +5,7 @@
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/blocked.h"
 #include "ir/ops/fused.h"
+#include "kiln/rt/gemm_bf16.h"
 
 namespace kiln::codegen::cpp {
 
@@ -46,11 +47,23 @@ void emit_conv(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format("const kiln::rt::ConvNchwcParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}};", p.N,
                        p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
                        p.x_nchw ? ", true" : ""));
-  std::vector<float> packed(kiln::rt::conv_nchwc_packed_floats(p));
-  kiln::rt::conv_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
-  ctx.line(fmt::format("kiln::rt::conv_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
-                       ctx.add_weight_floats(packed), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
-                       node.has_input(3) ? ctx.in(node, 3) : "nullptr", store_activation_expr(node), ctx.out(node, 0)));
+  const float* w = node.input(1)->constant().data<float>();
+  std::string weights, tail;
+  if (ctx.stores_gemm_b_bf16(p.C, p.M) && kiln::rt::conv_nchwc_bf16_applicable(p)) {
+    // bf16: a 1x1 stored for the native bf16 GEMM (kiln/rt/gemm_bf16.h), widened elsewhere.
+    std::vector<uint16_t> halves(kiln::rt::conv_nchwc_bf16_packed_halves(p));
+    kiln::rt::conv_nchwc_bf16_pack_weights(p, w, halves.data());
+    const EmitContext::Bf16Weights b = ctx.add_bf16_weights(halves, p.C, p.M, true);
+    weights = b.widened;
+    tail = ", kiln::rt::NchwcIsa::automatic, " + b.bf16;
+  } else {
+    std::vector<float> packed(kiln::rt::conv_nchwc_packed_floats(p));
+    kiln::rt::conv_nchwc_pack_weights(p, w, packed.data());
+    weights = ctx.add_weight_floats(packed);
+  }
+  ctx.line(fmt::format("kiln::rt::conv_nchwc_f32(p, {}, {}, {}, {}, {}, {}, pool{});", ctx.in(node, 0), weights,
+                       node.has_input(2) ? ctx.in(node, 2) : "nullptr", node.has_input(3) ? ctx.in(node, 3) : "nullptr",
+                       store_activation_expr(node), ctx.out(node, 0), tail));
 }
 
 std::string unsupported_maxpool(const ir::Node& node) {

@@ -108,7 +108,8 @@ std::string gemm_b_operand(EmitContext& ctx, const ir::Value* v, const std::stri
   if (ctx.stores_gemm_b_bf16(K, N)) {
     std::vector<uint16_t> halves(kiln::rt::gemm_bf16_packed_b_halves(K, N));
     kiln::rt::gemm_bf16_pack_b(trans, K, N, v->constant().data<float>(), trans ? K : N, halves.data());
-    return ctx.add_gemm_b_bf16(halves, K, N);
+    const EmitContext::Bf16Weights w = ctx.add_bf16_weights(halves, K, N, false);
+    return fmt::format("kiln::rt::GemmOperand{{{}, 0, false, true, {}}}", w.widened, w.bf16);
   }
   std::vector<float> packed(kiln::rt::gemm_f32_packed_b_floats(K, N));
   kiln::rt::gemm_f32_pack_b(trans, K, N, v->constant().data<float>(), trans ? K : N, packed.data());

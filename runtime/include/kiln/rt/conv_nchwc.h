@@ -50,10 +50,12 @@ bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept;
 // y = act(conv(x, w) + bias + z): bias [M] or nullptr, z (the residual, y's shape and layout)
 // or nullptr. Each output value is summed over the taps and input channels in an order the
 // shape fixes (where a group's weights outgrow L2, chunk by chunk of input channels), whatever
-// the thread count.
+// the thread count. w_bf16: the same weights packed by conv_nchwc_bf16_pack_weights
+// (kiln/rt/gemm_bf16.h), or nullptr; where the CPU has native bf16 and that kernel applies, it
+// runs on them (isa is then unused and packed_w may be nullptr).
 void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
                     const float* z, const StoreActivation& act, float* y, ThreadPool* pool,
-                    NchwcIsa isa = NchwcIsa::automatic) noexcept;
+                    NchwcIsa isa = NchwcIsa::automatic, const uint16_t* w_bf16 = nullptr) noexcept;
 
 // MaxPool (2-D) on blocked x [N, C / 16, H, W, 16] into blocked y [N, C / 16, OH, OW, 16], C a
 // multiple of 16, as maxpool2d_f32 on the NCHW tensors: padding never wins, a NaN in the

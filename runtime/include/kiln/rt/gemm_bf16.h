@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kiln/rt/conv_nchwc.h"
 #include "kiln/rt/epilogue.h"
 
 namespace kiln::rt {
@@ -42,12 +43,30 @@ void gemm_bf16(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
                const uint16_t* B, float beta, float* C, int64_t ldc, const float* row_bias, const Epilogue& epilogue,
                int64_t offset_base, ThreadPool* pool) noexcept;
 
-// The stored B of one MatMul or Gemm (a byte offset `from` in the weights, K x N), widened at
-// context creation to byte `to` of a separate buffer when the CPU lacks native bf16.
+// A blocked 1x1 convolution (kiln.ConvNchwc, stride 1, no padding) on the same kernel: an
+// image's positions are the rows of A (read from the NCHW16c input, rounded to bf16 as it is
+// packed), its input channels the columns, and B is W^T (C x M), packed once. The output,
+// bias, residual z and activation are as conv_nchwc_f32's (conv_nchwc.h); conv_nchwc_f32
+// runs this where the CPU has native bf16 and it is given the weights so packed.
+bool conv_nchwc_bf16_applicable(const ConvNchwcParams& p) noexcept;
+size_t conv_nchwc_bf16_packed_halves(const ConvNchwcParams& p) noexcept;
+void conv_nchwc_bf16_pack_weights(const ConvNchwcParams& p, const float* w, uint16_t* packed) noexcept;
+// Widened exactly into conv_nchwc_pack_weights's layout (M * C floats); false when out of memory.
+bool conv_nchwc_bf16_widen_weights(const ConvNchwcParams& p, const uint16_t* packed, float* f32_packed) noexcept;
+// Only where gemm_bf16_native() and conv_nchwc_bf16_applicable(p).
+void conv_nchwc_bf16(const ConvNchwcParams& p, const float* x, const uint16_t* packed_w, const float* bias,
+                     const float* z, const StoreActivation& act, float* y, ThreadPool* pool) noexcept;
+
+// The stored bf16 weights of one MatMul or Gemm B (K x N) or of one 1x1 kiln.ConvNchwc (conv:
+// K = C input and N = M output channels), at byte `from` of the weights, widened at context
+// creation to byte `to` of a separate buffer when the CPU lacks native bf16.
 struct WidenGemmB {
   size_t from, to;
   int64_t K, N;
+  bool conv = false;
 };
+// The floats such weights take once widened.
+size_t gemm_bf16_widened_floats(const WidenGemmB& r) noexcept;
 
 // Widens every `ranges` entry into `widened` (64-byte aligned), then releases the bf16 pages
 // (as widen_weights does). False when out of memory.
