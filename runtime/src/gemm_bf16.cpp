@@ -378,10 +378,7 @@ void gemm_run(const Problem& P, ThreadPool* pool) {
 bool gemm_bf16_native() noexcept {
 #if KILN_GEMM_BF16
   static const bool native = [] {
-    __builtin_cpu_init();
-    if (!cpu_has_avx512f() || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl") ||
-        !__builtin_cpu_supports("avx512bf16"))
-      return false;
+    if (!cpu_has_avx512_bf16()) return false;
     const char* env = std::getenv("KILN_NATIVE_BF16");
     return env == nullptr || std::strcmp(env, "0") != 0;
   }();

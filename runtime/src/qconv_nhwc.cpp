@@ -25,6 +25,7 @@
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/x86_dispatch.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -207,7 +208,7 @@ void dense_portable(const Conv2dParams& p, const unsigned char* x, uint8_t flip,
 
 #if KILN_QCONV_NHWC_X86
 bool vnni_supported() {
-  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && __builtin_cpu_supports("avx512vbmi");
+  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && cpu_has_avx512_vbmi();
   return ok;
 }
 
@@ -425,7 +426,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
 #if KILN_QCONV_NHWC_X86
   const bool vnni = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && vnni_supported();
   const bool avx2 = !vnni && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) &&
-                    qgemm_isa_supported(QGemmIsa::avx2) && __builtin_cpu_supports("fma");
+                    qgemm_isa_supported(QGemmIsa::avx2);
 #else
   const bool vnni = false, avx2 = false;
   (void)isa;

@@ -16,6 +16,7 @@
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/x86_dispatch.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -143,7 +144,7 @@ const uintptr_t* window_taps(const D& d, int64_t n, int64_t ih0, int64_t iw0, bo
 }
 
 bool fast_supported() {
-  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && __builtin_cpu_supports("avx512vbmi");
+  static const bool ok = qgemm_isa_supported(QGemmIsa::avx512_vnni) && cpu_has_avx512_vbmi();
   return ok;
 }
 

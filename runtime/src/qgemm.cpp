@@ -13,6 +13,7 @@
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
+#include "kiln/rt/x86_dispatch.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -325,17 +326,13 @@ bool cpu_has(QGemmIsa isa) {
     case QGemmIsa::portable: return true;
     case QGemmIsa::avx2:
 #if KILN_QGEMM_X86
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx2");
+      return cpu_has_avx2_fma();
 #else
       return false;
 #endif
     case QGemmIsa::avx512_vnni:
 #if KILN_QGEMM_X86
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vnni");
+      return cpu_has_avx512_vnni();
 #else
       return false;
 #endif

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kiln/rt/qlinear.h"
+#include "kiln/rt/x86_dispatch.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -88,17 +89,14 @@ __attribute__((target("avx2,fma"))) void add_avx2(const QLinearAddParams& p, con
 
 bool has_avx512() {
   static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+    return cpu_has_avx512_bw_vl();
   }();
   return has;
 }
 
 bool has_avx2() {
   static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return cpu_has_avx2_fma();
   }();
   return has;
 }

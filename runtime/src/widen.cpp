@@ -9,6 +9,7 @@
 #endif
 
 #include "kiln/rt/dtype.h"
+#include "kiln/rt/x86_dispatch.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <cpuid.h>
@@ -41,17 +42,26 @@ using WidenFn = void (*)(const uint16_t*, float*, size_t);
 
 WidenFn choose_f16() {
 #if KILN_WIDEN_F16C
-  // F16C from CPUID leaf 1 (Clang's __builtin_cpu_supports does not know "f16c"); AVX, which
-  // also needs the OS to save the ymm registers, from the builtin.
-  __builtin_cpu_init();
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C))
-    return widen_f16_f16c;
+  if (cpu_has_f16c()) return widen_f16_f16c;
 #endif
   return widen_f16_portable;
 }
 
 }  // namespace
+
+bool cpu_has_f16c() noexcept {
+#if KILN_WIDEN_F16C
+  static const bool has = [] {
+    if (isa_cap() == IsaCap::portable) return false;
+    __builtin_cpu_init();
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
 
 void widen_f16(const uint16_t* src, float* dst, size_t count) {
   static const WidenFn fn = choose_f16();

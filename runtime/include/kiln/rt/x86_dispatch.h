@@ -1,6 +1,8 @@
-// Kernels compiled for AVX2+FMA whatever the build's flags (functions marked KILN_AVX2_FMA) and
-// chosen at run time when the CPU has them: `kiln compile --cpu generic`, the default, thus
-// runs fast on AVX2 machines and correctly everywhere. For the runtime's own sources.
+// Kernels compiled for AVX2+FMA or AVX-512 whatever the build's flags (functions marked
+// KILN_AVX2_FMA / KILN_AVX512F, or with their own target attributes) and chosen at run time when
+// the CPU has them: `kiln compile --cpu generic`, the default, thus runs fast on AVX2 and AVX-512
+// machines and correctly everywhere. Every such choice in the runtime asks the functions below,
+// so that one switch caps them all (KILN_CPU_ISA, below). For the runtime's own sources.
 #pragma once
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -14,15 +16,37 @@
 #define KILN_AVX512F
 #endif
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 namespace kiln::rt {
 
+// The widest kernels the runtime may choose. `native` is whatever the CPU has. The environment
+// variable KILN_CPU_ISA lowers it: `avx2` keeps to AVX2, FMA and F16C, as on a CPU without
+// AVX-512 (Zen 1-3, Haswell to Alder Lake); `portable` to the plain C++ loops. It exists to
+// measure and test the narrower kernels on a wider CPU; instructions that the C++ compiler put
+// into generated code itself (`kiln compile --cpu native`) are not affected. Read once per process.
+enum class IsaCap { portable, avx2, native };
+
+inline IsaCap isa_cap() noexcept {
+  static const IsaCap cap = [] {
+    const char* env = std::getenv("KILN_CPU_ISA");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "native") == 0) return IsaCap::native;
+    if (std::strcmp(env, "avx2") == 0) return IsaCap::avx2;
+    if (std::strcmp(env, "portable") == 0) return IsaCap::portable;
+    std::fprintf(stderr, "kiln: KILN_CPU_ISA=%s is not one of native, avx2, portable; ignored\n", env);
+    return IsaCap::native;
+  }();
+  return cap;
+}
+
 // True when functions marked KILN_AVX2_FMA can run here: an x86-64 CPU with AVX2 and FMA.
-// Asked once per process.
 inline bool cpu_has_avx2_fma() noexcept {
 #if KILN_X86_KERNELS
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return isa_cap() != IsaCap::portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   return has;
 #else
@@ -30,13 +54,61 @@ inline bool cpu_has_avx2_fma() noexcept {
 #endif
 }
 
+// True when AVX and F16C's half-precision conversions can run here. F16C comes from CPUID leaf 1
+// (Clang's __builtin_cpu_supports does not know "f16c"); AVX, which also needs the OS to save the
+// ymm registers, from the builtin.
+bool cpu_has_f16c() noexcept;
+
 // True when functions marked KILN_AVX512F can run here (the CPU and the OS support AVX-512F).
 inline bool cpu_has_avx512f() noexcept {
 #if KILN_X86_KERNELS
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && cpu_has_avx2_fma();
+    return isa_cap() == IsaCap::native && __builtin_cpu_supports("avx512f") && cpu_has_avx2_fma();
   }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512F with the byte/word and 128/256-bit forms (BW, VL): the integer kernels' base.
+inline bool cpu_has_avx512_bw_vl() noexcept {
+#if KILN_X86_KERNELS
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return cpu_has_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512 VNNI (vpdpbusd: u8 x s8 products summed into int32) on top of F/BW/VL.
+inline bool cpu_has_avx512_vnni() noexcept {
+#if KILN_X86_KERNELS
+  static const bool has = [] { return cpu_has_avx512_bw_vl() && __builtin_cpu_supports("avx512vnni"); }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512 VBMI (vpermb, vpermt2b: byte permutes) on top of F/BW/VL.
+inline bool cpu_has_avx512_vbmi() noexcept {
+#if KILN_X86_KERNELS
+  static const bool has = [] { return cpu_has_avx512_bw_vl() && __builtin_cpu_supports("avx512vbmi"); }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512 BF16 (vdpbf16ps, vcvtne2ps2bf16) on top of F/BW/VL.
+inline bool cpu_has_avx512_bf16() noexcept {
+#if KILN_X86_KERNELS
+  static const bool has = [] { return cpu_has_avx512_bw_vl() && __builtin_cpu_supports("avx512bf16"); }();
   return has;
 #else
   return false;
