@@ -16,7 +16,6 @@
 #include <vector>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include "kiln/rt/dpbusd.h"
@@ -173,7 +172,7 @@ void tile_sources(const Conv2dParams& p, const unsigned char* x, const unsigned 
         src[(kh * p.KW + kw) * kPixels + r] = row_in && iw >= 0 && iw < p.W ? image + (ih * p.W + iw) * p.C : pad;
       }
     }
-    if (r + 1 >= n_pix) break;
+    if (r >= n_pix) break;
     if (++ow == p.OW) {
       ow = 0;
       if (++oh == p.OH) oh = 0, ++n;
@@ -392,6 +391,92 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
   }
 }
 
+// tile_avx2_pairs for a 1x1 with stride 1 and no padding, pixels [j, j + R) (pixel j's channels
+// at x + j C; rows past n_pix repeat the last), one block of 16 output channels. KQ, when not 0,
+// is kq as a constant: MobileNetV2's expansions have C = 16 to 160, 4 to 40 groups, where the
+// loop's own overhead and the call per tile cost more than the products.
+template <int R, bool Signed, int KQ>
+__attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(
+    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, uint32_t flip, const int8_t* w,
+    __m256i va0, __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M,
+    int64_t n_ch) {
+  const int64_t kq = KQ ? KQ : kq_runtime;
+  const unsigned char* xr[R];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) xr[r] = x + (j + std::min<int64_t>(r, n_pix - 1)) * C;
+  __m256i acc[R][2];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
+  _Pragma("GCC unroll 40")
+  for (int64_t g = 0; g < kq; ++g) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, xr[r] + g * 4, 4);
+      __m256i b = _mm256_set1_epi32(quad);
+      if (flip) b = _mm256_xor_si256(b, flips);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
+    }
+  }
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    if (r >= n_pix) break;
+    const __m256i q0 = requant8(acc[r][0], va0, vs0, q8.lo, q8.hi, q8.zero_point);
+    const __m256i q1 = requant8(acc[r][1], va1, vs1, q8.lo, q8.hi, q8.zero_point);
+    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+    store_channels(y + (j + r) * M, Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16), n_ch, 16);
+  }
+}
+
+// Output pixels [j0, j1) of a 1x1 with stride 1 and no padding whose weight pairs fit int16:
+// chunks of 64 pixels (their input stays in L1), each block of 16 output channels in turn over
+// the chunk's tiles of 4 pixels, all in one call.
+template <bool Signed, int KQ>
+__attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
+                                                         int64_t j1, uint32_t flip, const int8_t* blocks,
+                                                         const ChannelTerms& t, int32_t y_zero_point,
+                                                         unsigned char* y) {
+  constexpr int64_t kChunk = 64;
+  constexpr int kTileR = 4;
+  const int64_t kq = C / 4, n_b = round_up(M, kBlock) / kBlock, w_block = kq * 64;
+  const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
+  for (int64_t c0 = j0; c0 < j1; c0 += kChunk) {
+    const int64_t c1 = std::min(j1, c0 + kChunk);
+    for (int64_t b = 0; b < n_b; ++b) {
+      const int8_t* w = blocks + b * w_block;
+      const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock, M - m0);
+      const __m256 vs0 = _mm256_loadu_ps(t.scale + m0), vs1 = _mm256_loadu_ps(t.scale + m0 + 8);
+      const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.add + m0));
+      const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.add + m0 + 8));
+      unsigned char* yb = y + m0;
+      for (int64_t j = c0; j < c1; j += kTileR)
+        pointwise_pairs_tile<kTileR, Signed, KQ>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, flip, w, va0, va1,
+                                                 vs0, vs1, q8, yb, M, n_ch);
+    }
+  }
+}
+
+using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, uint32_t, const int8_t*,
+                                  const ChannelTerms&, int32_t, unsigned char*);
+
+template <bool Signed>
+PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
+  switch (kq) {
+    case 4: return pointwise_pairs<Signed, 4>;
+    case 6: return pointwise_pairs<Signed, 6>;
+    case 8: return pointwise_pairs<Signed, 8>;
+    case 16: return pointwise_pairs<Signed, 16>;
+    case 24: return pointwise_pairs<Signed, 24>;
+    default: return pointwise_pairs<Signed, 0>;
+  }
+}
+
 using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
                         const int32_t*, const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
@@ -432,11 +517,18 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   (void)isa;
 #endif
   const bool pairs = dense_pairs_fit_int16(packed);
+  // A 1x1 whose output pixel j reads input pixel j.
+  const bool contiguous = pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
   // Output rows [r0, r1) of all images: their pixels, weight blocks outermost (a tile's
   // weights stay in L1/L2 while the thread's pixels pass).
   auto run = [&](int64_t r0, int64_t r1) {
     const int64_t j0 = r0 * p.OW, j1 = r1 * p.OW;
 #if KILN_QCONV_NHWC_X86
+    if (avx2 && pairs && contiguous) {
+      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq) : pointwise_pairs_kernel<false>(kq);
+      fn(xs, p.C, M, j0, j1, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+      return;
+    }
     if (avx2) {
       // Tiles a chunk: their tap addresses are found once for all the weight blocks (finding a
       // 3x3 tile's 63 took about as long as its multiplies on 64 channels, per block).

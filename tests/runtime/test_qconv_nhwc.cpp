@@ -162,7 +162,11 @@ bool pairs_fit(const Conv2dParams& p, uint32_t seed, int w_lo, int w_hi) {
 TEST_CASE("qconv2d_nhwc with weights in [-64, 64]: the AVX2 vpmaddubsw tile, exact at its bounds") {
   const Conv2dParams cases[] = {
       pointwise(1, 96, 14, 14, 576, 1), pointwise(1, 16, 5, 3, 20, 1), pointwise(2, 8, 9, 11, 37, 2),
-      dense(1, 64, 14, 14, 64, 3, 1, 1), dense(2, 8, 9, 11, 37, 3, 1, 1), dense(1, 8, 7, 7, 24, 7, 1, 3),
+      // stride-1 1x1s of each group count the AVX2 pointwise kernel unrolls (C 16, 24, 32, 64, 96)
+      // and one it does not (C 20): pixel runs across the 64-pixel chunks and the images,
+      // output-channel tails
+      pointwise(2, 24, 9, 9, 30, 1), pointwise(1, 32, 11, 7, 17, 1), pointwise(1, 64, 5, 5, 40, 1),
+      pointwise(3, 20, 6, 7, 9, 1), dense(1, 64, 14, 14, 64, 3, 1, 1), dense(2, 8, 9, 11, 37, 3, 1, 1), dense(1, 8, 7, 7, 24, 7, 1, 3),
       Conv2dParams{1, 8, 9, 10, 19, 2, 3, 5, 3, 2, 3, 1, 0, 1, 1, 1},
   };
   uint32_t seed = 71;
