@@ -35,6 +35,9 @@ the same.
 `--realtime` times kiln and ORT alike under `chrt -f 50`, as bench/bench.py's option does;
 `--lock FILE` takes FILE (flock) around each timed command, so that timings by others who take
 the same lock do not overlap (compiles and calibration run outside it).
+`--cpu-isa avx2` runs kiln (compiles and executables) under KILN_CPU_ISA=avx2: its AVX2 kernels,
+and the weight range it picks for a CPU without VNNI, on an AVX-512 host; the int8/fp32 ratio is
+then the AVX2 one, but ONNX Runtime has no such switch, so kiln/ORT is not.
 `--calibration-samples N` calibrates kiln's own quantization on the first N of the 8 inputs
 (kiln's calibration runs its interpreter: fewer samples compile faster while iterating; ORT's
 model is always calibrated on all 8). `--no-qdq` skips compiling and timing ORT's QDQ model in
@@ -166,8 +169,15 @@ def main():
     p.add_argument("--calibration-samples", type=int, default=8,
                    help="how many of the 8 inputs kiln's own --precision int8 calibrates on")
     p.add_argument("--no-qdq", action="store_true", help="do not compile or time ORT's QDQ model in kiln")
+    p.add_argument("--cpu-isa", choices=["native", "avx2", "portable"], default="native",
+                   help="KILN_CPU_ISA for kiln's compiles and runs (docs/cpu_perf.md): avx2 measures kiln as on "
+                        "a CPU without AVX-512; ONNX Runtime keeps the CPU's own kernels")
     a = p.parse_args()
     B.apply_timing_args(a)
+    if a.cpu_isa != "native":
+        os.environ["KILN_CPU_ISA"] = a.cpu_isa  # inherited by every kiln compile and executable
+        B.log(f"kiln's kernels capped at {a.cpu_isa} (KILN_CPU_ISA); ONNX Runtime's are not, so kiln/ORT is not "
+              f"an {a.cpu_isa} machine's ratio")
     models = [m for m in a.models.split(",") if m]
     threads = [int(t) for t in a.threads.split(",")]
     model_dir = os.path.join(a.out, "models")
