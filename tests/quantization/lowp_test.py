@@ -53,8 +53,9 @@ def round_to(precision, a):
 
 
 def cpu_has_native_bf16():
-    """What kiln's runtime decides (gemm_bf16_native): AVX-512 BW, VL and BF16, not disabled."""
-    if os.environ.get("KILN_NATIVE_BF16") == "0":
+    """What kiln's runtime decides (gemm_bf16_native): AVX-512 BW, VL and BF16, not disabled
+    (KILN_NATIVE_BF16=0) and not capped below AVX-512 (KILN_CPU_ISA, kiln/rt/x86_dispatch.h)."""
+    if os.environ.get("KILN_NATIVE_BF16") == "0" or os.environ.get("KILN_CPU_ISA", "native") not in ("", "native"):
         return False
     try:
         flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
