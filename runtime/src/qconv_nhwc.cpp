@@ -342,6 +342,40 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
   }
 }
 
+// One group of 4 input channels for R pixels (their bytes at xr[r] + offset) against a block's
+// 16 channels (w0, w1): vpmaddubsw's int16 pair sums, widened and summed into int32 by vpmaddwd
+// by ones. The step of tile_avx2_pairs and pointwise_pairs_tile.
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256i (&acc)[R][2],
+                                                                           const unsigned char* const* xr,
+                                                                           int64_t offset, __m256i w0, __m256i w1,
+                                                                           uint32_t flip, __m256i flips,
+                                                                           __m256i ones) {
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    int32_t quad;
+    std::memcpy(&quad, xr[r] + offset, 4);
+    __m256i b = _mm256_set1_epi32(quad);
+    if (flip) b = _mm256_xor_si256(b, flips);
+    acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
+    acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
+  }
+}
+
+// A pixel's 16 sums of a block (acc0: channels 0-7, acc1: 8-15) requantized and stored, the
+// first n_ch bytes at y.
+template <bool Signed>
+__attribute__((target("avx2,fma"), always_inline)) inline void store_pairs_pixel(
+    __m256i acc0, __m256i acc1, __m256i va0, __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8,
+    unsigned char* y, int64_t n_ch) {
+  const __m256i q0 = requant8(acc0, va0, vs0, q8.lo, q8.hi, q8.zero_point);
+  const __m256i q1 = requant8(acc1, va1, vs1, q8.lo, q8.hi, q8.zero_point);
+  // [c0-3 c8-11 | c4-7 c12-15] as int16, then the quarters in channel order.
+  const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+  const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+  store_channels(y, Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16), n_ch, 16);
+}
+
 // AVX2 where the weights' pairs fit int16 (dense_pairs_fit_int16): vpmaddubsw multiplies the
 // u8 pixel bytes by the s8 weights and sums each pair in int16, exact here; vpmaddwd by ones
 // sums the two pairs of a channel into its int32. A whole block, 16 output channels (two
@@ -366,29 +400,15 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     for (int64_t g = 0; g < kq; ++g) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
       const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64 + 32));
-      _Pragma("GCC unroll 4")
-      for (int r = 0; r < R; ++r) {
-        int32_t quad;
-        std::memcpy(&quad, xr[r] + g * 4, 4);
-        __m256i b = _mm256_set1_epi32(quad);
-        if (flip) b = _mm256_xor_si256(b, flips);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
-      }
+      pairs_step<R>(acc, xr, g * 4, w0, w1, flip, flips, ones);
     }
   }
   const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
   const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
   const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add + 8));
-  for (int r = 0; r < R && r < n_pix; ++r) {
-    const __m256i q0 = requant8(acc[r][0], va0, vs0, q8.lo, q8.hi, q8.zero_point);
-    const __m256i q1 = requant8(acc[r][1], va1, vs1, q8.lo, q8.hi, q8.zero_point);
-    // [c0-3 c8-11 | c4-7 c12-15] as int16, then the quarters in channel order.
-    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
-    const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
-    store_channels(y + (r0 + r) * M, Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16), n_ch, 16);
-  }
+  for (int r = 0; r < R && r < n_pix; ++r)
+    store_pairs_pixel<Signed>(acc[r][0], acc[r][1], va0, va1, vs0, vs1, q8, y + (r0 + r) * M, n_ch);
 }
 
 // tile_avx2_pairs for a 1x1 with stride 1 and no padding, pixels [j, j + R) (pixel j's channels
@@ -413,24 +433,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_t
   for (int64_t g = 0; g < kq; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, xr[r] + g * 4, 4);
-      __m256i b = _mm256_set1_epi32(quad);
-      if (flip) b = _mm256_xor_si256(b, flips);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
-    }
+    pairs_step<R>(acc, xr, g * 4, w0, w1, flip, flips, ones);
   }
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
     if (r >= n_pix) break;
-    const __m256i q0 = requant8(acc[r][0], va0, vs0, q8.lo, q8.hi, q8.zero_point);
-    const __m256i q1 = requant8(acc[r][1], va1, vs1, q8.lo, q8.hi, q8.zero_point);
-    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
-    const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
-    store_channels(y + (j + r) * M, Signed ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16), n_ch, 16);
+    store_pairs_pixel<Signed>(acc[r][0], acc[r][1], va0, va1, vs0, vs1, q8, y + (j + r) * M, n_ch);
   }
 }
 
