@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -274,4 +276,65 @@ TEST_CASE("transpose_planes_8bit: NCHW to NHWC and back, odd sizes, 2 threads") 
       CHECK(back == x);
     }
   }
+}
+
+// Output channels whose multipliers send the sums past int32 both ways, to +-inf and to NaN,
+// beside ordinary ones: every kernel saturates as requantize_f32 (NaN to the type's least; the
+// AVX2 kernels clamp only the top in float and leave the rest to their packs' saturation).
+template <class X, class Y>
+void check_extreme_multipliers(const Conv2dParams& p, const std::vector<int8_t>& w, uint32_t seed) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const float cycle[] = {1e9f, -1e9f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 3e-4f, -2e-3f, 1e-30f, 0.f};
+  const int64_t plane = p.OH * p.OW;
+  std::vector<float> mult(static_cast<size_t>(p.M));
+  for (int64_t m = 0; m < p.M; ++m) mult[m] = cycle[m % std::size(cycle)];
+  const auto x = random_ints<X>(static_cast<size_t>(p.N * p.C * p.H * p.W), seed, std::is_signed_v<X> ? -128 : 0,
+                                std::is_signed_v<X> ? 127 : 255);
+  const int32_t xz = std::is_signed_v<X> ? 5 : 130, yz = std::is_signed_v<Y> ? 9 : 200;
+  std::vector<int32_t> acc(static_cast<size_t>(p.N * p.M * plane));
+  conv2d_integer<X, int8_t>(p, x.data(), w.data(), acc.data(), xz, nullptr, 0, nullptr);
+  std::vector<Y> want_nchw(acc.size());
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t i = 0; i < plane; ++i) {
+        const size_t k = static_cast<size_t>((n * p.M + m) * plane + i);
+        want_nchw[k] = requantize_f32<Y>(acc[k], mult[m], yz);
+      }
+  const std::vector<Y> want = transposed(want_nchw, p.N, p.M, plane);
+  const std::vector<X> x_nhwc = transposed(x, p.N, p.C, p.H * p.W);
+  std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+  qconv2d_nhwc_pack_weights(p, w.data(), packed.data());
+  std::vector<Y> got(want.size());
+  QGemmOutput out;
+  out.type = std::is_signed_v<Y> ? KILN_I8 : KILN_U8;
+  out.y = got.data();
+  out.scale = mult.data();
+  out.scale_count = p.M;
+  out.y_zero_point = yz;
+  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::automatic}) {
+    CAPTURE(qgemm_isa_name(isa));
+    std::fill(got.begin(), got.end(), Y(3));
+    qconv2d_nhwc(p, QGemmA{x_nhwc.data(), 0, std::is_signed_v<X>, xz}, packed.data(), out, nullptr, isa);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("qconv2d_nhwc requantization saturates past int32, at +-inf and NaN multipliers, on every kernel") {
+  // A stride-1 1x1 (pointwise_pairs) and a 3x3 (tile_avx2_pairs) with weights whose pairs fit
+  // int16, and a 3x3 with full-range weights (the widened tile_avx2).
+  const Conv2dParams one = pointwise(1, 24, 9, 7, 45, 1), three = dense(1, 16, 8, 9, 27, 3, 1, 1);
+  const auto narrow1 = random_ints<int8_t>(static_cast<size_t>(one.M * one.C), 401, -64, 64);
+  const auto narrow3 = random_ints<int8_t>(static_cast<size_t>(three.M * three.C * 9), 402, -64, 64);
+  const auto full3 = random_ints<int8_t>(static_cast<size_t>(three.M * three.C * 9), 403, -128, 127);
+  for (const auto* w : {&narrow1, &narrow3, &full3}) {
+    const Conv2dParams& p = w == &narrow1 ? one : three;
+    CAPTURE(p.KH);
+    check_extreme_multipliers<uint8_t, uint8_t>(p, *w, 404);
+    check_extreme_multipliers<uint8_t, int8_t>(p, *w, 405);
+    check_extreme_multipliers<int8_t, int8_t>(p, *w, 406);
+    check_extreme_multipliers<int8_t, uint8_t>(p, *w, 407);
+  }
+  std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(one));
+  qconv2d_nhwc_pack_weights(one, narrow1.data(), packed.data());
+  CHECK(qconv2d_nhwc_pairs_fit_int16(one, packed.data()));
 }
