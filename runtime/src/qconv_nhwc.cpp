@@ -21,6 +21,7 @@
 #include "kiln/rt/dpbusd.h"
 #include "kiln/rt/qdepthwise_nhwc.h"
 #include "kiln/rt/qlinear.h"
+#include "kiln/rt/requant_avx2.h"
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
@@ -254,29 +255,6 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) void tile(
     const auto mask = static_cast<__mmask16>(nc >= 16 ? 0xFFFF : (1u << nc) - 1);
     for (int64_t r = 0; r < n_pix; ++r) store_requantized(q, acc[r][v], sc, mask, y + r * M + v * kBlock);
   }
-}
-
-// 8 int32 sums s (the channel terms already added) requantized as requantize_f32 but for the
-// zero point: s * scale in float, rounded half to even by vcvtps2dq. Only the top of the
-// clamp is applied here, in float (vcvtps2dq turns values past int32 into INT32_MIN); the
-// callers add the zero point to the int16 packs of these (vpaddsw) and pack to 8 bits, and the
-// saturation of those three steps is the clamp to the type: rounding commutes with a clamp to
-// integer bounds, and every value below them (NaN included: min_ps(hi, NaN) is NaN, converted
-// to INT32_MIN) saturates to the type's least. Two fewer operations a vector than the clamp.
-__attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256 scale, __m256 hi) {
-  return _mm256_cvtps_epi32(_mm256_min_ps(hi, _mm256_mul_ps(_mm256_cvtepi32_ps(s), scale)));
-}
-
-// requant8's top of the clamp, the type's largest less the zero point, and the zero point
-// (int16 lanes) for an 8-bit output of this signedness.
-struct Requant8Bounds {
-  __m256 hi;
-  __m256i zero_point;
-};
-template <bool Signed>
-__attribute__((target("avx2,fma"))) inline Requant8Bounds requant8_bounds(int32_t y_zero_point) {
-  return {_mm256_set1_ps(static_cast<float>((Signed ? 127 : 255) - y_zero_point)),
-          _mm256_set1_epi16(static_cast<int16_t>(y_zero_point))};
 }
 
 // The first n_ch of a pixel's `width` output bytes (8 or 16, the low ones of b) to y.

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/rt/qlinear.h"
+#include "kiln/rt/requant_avx2.h"
 #include "kiln/rt/requant_avx512.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
@@ -89,18 +91,22 @@ void portable_rows(const Conv2dParams& p, const X* x, int32_t zx, const unsigned
   }
 }
 
-// Per channel (c_pad of them): add = bias - zx sum w, the sums' constant once the taps read x
+// Per channel (count of them, c_pad for the kernels' blocks): add = bias - zx sum w, the sums' constant once the taps read x
 // as stored (u8, or s8 with its sign bit flipped; the padding reads zx), and the scale; 0 and 1
 // past C.
-void channel_constants(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
-                       int32_t* add, float* scale) {
+void channel_constants_n(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                         int64_t count, int32_t* add, float* scale) {
   const int32_t* sums = weight_sums(packed);
   const uint32_t zx = static_cast<uint32_t>(x.zero_point + (x.a_signed ? 128 : 0));  // as u8
-  for (int64_t c = 0; c < padded_channels(p); ++c) {
+  for (int64_t c = 0; c < count; ++c) {
     const uint32_t t = c < p.C ? static_cast<uint32_t>(bias_of(out, c)) - zx * static_cast<uint32_t>(sums[c]) : 0;
     add[c] = static_cast<int32_t>(t);  // wrapping, as the reference's sum
     scale[c] = c < p.C ? scale_of(out, c) : 1.0f;
   }
+}
+void channel_constants(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                       int32_t* add, float* scale) {
+  channel_constants_n(p, x, packed, out, padded_channels(p), add, scale);
 }
 
 void portable(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
@@ -370,6 +376,7 @@ KILN_DW_TARGET bool fast(const Conv2dParams& p, const QGemmA& x, const unsigned 
 // first tap (or the pad row), times 0.
 
 #define KILN_DW_AVX2 __attribute__((target("avx2,fma")))
+#define KILN_DW_AVX2_LAMBDA __attribute__((target("avx2,fma"), always_inline))
 
 struct Avx2 {
   int64_t C, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
@@ -535,6 +542,206 @@ KILN_DW_AVX2 bool avx2(const Conv2dParams& p, const QGemmA& x, const unsigned ch
   return true;
 }
 
+// ---- AVX2, 3x3 at stride_w 1 or 2 ---------------------------------------------------------------
+//
+// The kernel above interleaves both taps of every pair for every output pixel. Here the
+// interleaving is shared: kernel rows 0 and 1 are paired vertically, V(j) = (row 0, row 1) at
+// column j, and row 2 horizontally, H(j) = (column j, column j + 1) of row 2, so that output
+// pixel ow (window columns j = s ow .. s ow + 2) is V(j) w(0, 1 at kw 0..2) + H(s ow) w(20, 21) +
+// H(s ow + 2) w(22, 0): five vpmaddwd per 8 channels, against weights packed at compile time
+// ([C / 8][5 terms][8 channels][2] s8, widened per run). Along a row, V and H roll through
+// registers: each is built once (two 8-byte loads, an interleave and a widening) and used by
+// up to 3 (V) or 2 (H) pixels, one vector of 8 channels at a time with its 5 weights held.
+// The sums go to a row of int32 in the thread's buffer, requantized 32 channels at a time.
+// Columns outside the image read the pad row (x's zero point), as above.
+
+bool rolling3x3(const Conv2dParams& p) {
+  return p.KH == 3 && p.KW == 3 && p.dil_h == 1 && p.dil_w == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
+         p.C % 8 == 0;
+}
+
+constexpr int64_t kTerms3x3 = 5;
+
+int64_t pairs3x3_offset(const Conv2dParams& p) { return kHeader + padded_channels(p) * 4 * (1 + tap_groups(p)); }
+int64_t pairs3x3_bytes(const Conv2dParams& p) { return rolling3x3(p) ? p.C * kTerms3x3 * 2 : 0; }
+
+struct Rolling {
+  int64_t C, H, W, OH, OW, stride_h, stride_w, pad_top, pad_left;
+  const unsigned char* x;
+  const unsigned char* pad;  // W x C bytes of x's zero point as stored: a row of pad pixels
+  const int16_t* w16;        // [C / 8][5][8][2]
+  const int32_t* add;        // bias - zx sum w
+  const float* scale;
+  int32_t* sums;  // OW x 32: a row's sums of one block
+  unsigned char* y;
+  int32_t y_zero_point;
+};
+
+// Channels c..c + 7 of (row a, row b) pairs, widened: a, b 8 bytes each.
+template <bool XSigned>
+KILN_DW_AVX2 inline __m256i pair8(const unsigned char* a, const unsigned char* b) {
+  __m128i v = _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+  if (XSigned) v = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+  return _mm256_cvtepu8_epi16(v);
+}
+
+// Sums of channels c..c + 7 of every output pixel of a row, whose kernel rows read rows[0..2]
+// (nullptr: the pad row), to d.sums + 32 ow + (c - c0).
+template <int S, bool XSigned>
+KILN_DW_AVX2 void rolling_row(const Rolling& d, const unsigned char* const* rows, int64_t c, int32_t* sums) {
+  const auto* wv = reinterpret_cast<const __m256i*>(d.w16 + c * kTerms3x3 * 2);
+  const __m256i w0 = _mm256_load_si256(wv), w1 = _mm256_load_si256(wv + 1), w2 = _mm256_load_si256(wv + 2);
+  const __m256i w3 = _mm256_load_si256(wv + 3), w4 = _mm256_load_si256(wv + 4);
+  const __m256i add = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.add + c));
+  const unsigned char* pad = d.pad + c;
+  const int64_t C = d.C, OW = d.OW, pl = d.pad_left, W = d.W;
+  // Column j of the windows (input column j - pad_left) of kernel row k: base[k] + j C inside
+  // the image's columns (rows outside the image read a row of pad pixels), else the pad pixel.
+  const unsigned char* base[3];
+  for (int k = 0; k < 3; ++k) base[k] = (rows[k] != nullptr ? rows[k] : d.pad) + c - pl * C;
+  const auto at = [&](int k, int64_t j, auto checked) {
+    if (checked && static_cast<uint64_t>(j - pl) >= static_cast<uint64_t>(W)) return pad;
+    return base[k] + j * C;
+  };
+  const auto V = [&](int64_t j, auto checked) KILN_DW_AVX2_LAMBDA {
+    return pair8<XSigned>(at(0, j, checked), at(1, j, checked));
+  };
+  const auto Hp = [&](int64_t j, auto checked) KILN_DW_AVX2_LAMBDA {
+    return pair8<XSigned>(at(2, j, checked), at(2, j + 1, checked));
+  };
+  const auto sum = [&](__m256i v0, __m256i v1, __m256i v2, __m256i h0, __m256i h2) KILN_DW_AVX2_LAMBDA {
+    const __m256i a = _mm256_add_epi32(_mm256_madd_epi16(v0, w0), _mm256_madd_epi16(v1, w1));
+    const __m256i b = _mm256_add_epi32(_mm256_madd_epi16(v2, w2), _mm256_madd_epi16(h0, w3));
+    return _mm256_add_epi32(_mm256_add_epi32(a, add), _mm256_add_epi32(b, _mm256_madd_epi16(h2, w4)));
+  };
+  const std::true_type checked;
+  const std::false_type inside;
+  // Pixels whose new columns (S ow + 1 .. S ow + 3) all lie in the image: [lo, hi).
+  const int64_t lo = std::clamp<int64_t>((pl - 1 + S - 1) / S, 0, OW);
+  const int64_t hi = std::clamp<int64_t>(pl + W - 4 < 0 ? 0 : (pl + W - 4) / S + 1, lo, OW);
+  if constexpr (S == 1) {
+    __m256i v0 = V(0, checked), v1 = V(1, checked), h0 = Hp(0, checked), h1 = Hp(1, checked);
+    const auto pixel = [&](int64_t ow, auto chk) KILN_DW_AVX2_LAMBDA {
+      const __m256i v2 = V(ow + 2, chk), h2 = Hp(ow + 2, chk);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 32 * ow), sum(v0, v1, v2, h0, h2));
+      v0 = v1, v1 = v2, h0 = h1, h1 = h2;
+    };
+    int64_t ow = 0;
+    for (; ow < lo; ++ow) pixel(ow, checked);
+    for (; ow + 2 <= hi; ow += 2) pixel(ow, inside), pixel(ow + 1, inside);
+    for (; ow < OW; ++ow) pixel(ow, checked);
+  } else {
+    __m256i v0 = V(0, checked), h0 = Hp(0, checked);
+    const auto pixel = [&](int64_t ow, auto chk) KILN_DW_AVX2_LAMBDA {
+      const __m256i v1 = V(2 * ow + 1, chk), v2 = V(2 * ow + 2, chk), h2 = Hp(2 * ow + 2, chk);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 32 * ow), sum(v0, v1, v2, h0, h2));
+      v0 = v2, h0 = h2;
+    };
+    int64_t ow = 0;
+    for (; ow < lo; ++ow) pixel(ow, checked);
+    for (; ow < hi; ++ow) pixel(ow, inside);
+    for (; ow < OW; ++ow) pixel(ow, checked);
+  }
+}
+
+// Requantizes a row's sums of the block at c0 (n = 8, 16, 24 or 32 channels: Full for 32) to y.
+template <bool Full, bool YSigned>
+KILN_DW_AVX2 void store_sums(const Rolling& d, int64_t c0, int64_t n, unsigned char* y) {
+  const Requant8Bounds q8 = requant8_bounds<YSigned>(d.y_zero_point);
+  __m256 sc[4];
+  for (int v = 0; v < 4; ++v) sc[v] = Full || 8 * v < n ? _mm256_loadu_ps(d.scale + c0 + 8 * v) : _mm256_setzero_ps();
+  // The packs work within 128-bit lanes: their dwords 0, 4, 1, 5, ... hold channels 0-3, 4-7, ...
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int64_t ow = 0; ow < d.OW; ++ow, y += d.C) {
+    const auto* s = reinterpret_cast<const __m256i*>(d.sums + 32 * ow);
+    __m256i q[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      q[v] = Full || 8 * v < n ? ::kiln::rt::requant8(_mm256_load_si256(s + v), sc[v], q8.hi) : _mm256_setzero_si256();
+    const __m256i w01 = _mm256_adds_epi16(_mm256_packs_epi32(q[0], q[1]), q8.zero_point);
+    const __m256i w23 = _mm256_adds_epi16(_mm256_packs_epi32(q[2], q[3]), q8.zero_point);
+    const __m256i b = _mm256_permutevar8x32_epi32(
+        YSigned ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23), order);
+    if (Full) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), b);
+    } else {
+      alignas(32) unsigned char t[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t), b);
+      std::memcpy(y, t, static_cast<size_t>(n));
+    }
+  }
+}
+
+// Output rows [r0, r1) of the N * OH.
+template <bool XSigned, bool YSigned>
+KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1) {
+  const Rolling d = dp;  // a copy: the stores through y (bytes) could alias the caller's
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / d.OH, ih0 = (r % d.OH) * d.stride_h - d.pad_top;
+    const unsigned char* rows[3];
+    for (int k = 0; k < 3; ++k) {
+      const int64_t ih = ih0 + k;
+      rows[k] = ih >= 0 && ih < d.H ? d.x + (n * d.H + ih) * d.W * d.C : nullptr;
+    }
+    unsigned char* y = d.y + r * d.OW * d.C;
+    for (int64_t c0 = 0; c0 < d.C; c0 += 32) {
+      const int64_t count = std::min<int64_t>(32, d.C - c0);
+      for (int64_t c = c0; c < c0 + count; c += 8) {
+        if (d.stride_w == 1)
+          rolling_row<1, XSigned>(d, rows, c, d.sums + (c - c0));
+        else
+          rolling_row<2, XSigned>(d, rows, c, d.sums + (c - c0));
+      }
+      if (count == 32)
+        store_sums<true, YSigned>(d, c0, count, y + c0);
+      else
+        store_sums<false, YSigned>(d, c0, count, y + c0);
+    }
+  }
+}
+
+// Bytes of a thread's buffer (laid out in rolling).
+size_t rolling_buffer_bytes(const Conv2dParams& p) {
+  return static_cast<size_t>(p.OW * 128 + p.C * (kTerms3x3 * 4 + 8) + p.W * p.C);
+}
+
+// Rows [r0, r1) on the 3x3 kernel; false (nothing written) when the thread's buffer cannot grow.
+KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
+                          int64_t r0, int64_t r1) {
+  auto* buffer = static_cast<unsigned char*>(thread_buffer(ThreadBuffer::qdepthwise_sums, rolling_buffer_bytes(p)));
+  if (buffer == nullptr) return false;
+  Rolling d;
+  d.C = p.C, d.H = p.H, d.W = p.W, d.OH = p.OH, d.OW = p.OW;
+  d.stride_h = p.stride_h, d.stride_w = p.stride_w, d.pad_top = p.pad_top, d.pad_left = p.pad_left;
+  d.x = static_cast<const unsigned char*>(x.data);
+  d.y = static_cast<unsigned char*>(out.y);
+  d.y_zero_point = out.y_zero_point;
+  // The buffer (32-byte aligned): the row's sums, the int16 weights, add, scale, the pad row.
+  auto* sums = reinterpret_cast<int32_t*>(buffer);
+  auto* w16 = reinterpret_cast<int16_t*>(sums + p.OW * 32);
+  auto* add = reinterpret_cast<int32_t*>(w16 + p.C * kTerms3x3 * 2);
+  auto* scale = reinterpret_cast<float*>(add + p.C);
+  auto* pad = reinterpret_cast<unsigned char*>(scale + p.C);
+  const auto* w8 = reinterpret_cast<const int8_t*>(packed + pairs3x3_offset(p));
+  for (int64_t i = 0; i < p.C * kTerms3x3 * 2; i += 16)  // a multiple of 16 (C of 8)
+    _mm256_store_si256(reinterpret_cast<__m256i*>(w16 + i),
+                       _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w8 + i))));
+  channel_constants_n(p, x, packed, out, p.C, add, scale);
+  std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(p.W * p.C));
+  d.sums = sums, d.w16 = w16, d.add = add, d.scale = scale, d.pad = pad;
+  const bool y_signed = out.type == KILN_I8;
+  if (x.a_signed && y_signed)
+    rolling_rows<true, true>(d, r0, r1);
+  else if (x.a_signed)
+    rolling_rows<true, false>(d, r0, r1);
+  else if (y_signed)
+    rolling_rows<false, true>(d, r0, r1);
+  else
+    rolling_rows<false, false>(d, r0, r1);
+  return true;
+}
+
 bool avx2_supported() {
   static const bool ok = qgemm_isa_supported(QGemmIsa::avx2);
   return ok;
@@ -545,7 +752,7 @@ bool avx2_supported() {
 }  // namespace
 
 size_t depthwise_packed_bytes(const Conv2dParams& p) noexcept {
-  return static_cast<size_t>(kHeader + padded_channels(p) * 4 * (1 + tap_groups(p)));
+  return static_cast<size_t>(kHeader + padded_channels(p) * 4 * (1 + tap_groups(p)) + pairs3x3_bytes(p));
 }
 
 void depthwise_pack(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept {
@@ -561,6 +768,17 @@ void depthwise_pack(const Conv2dParams& p, const int8_t* w, unsigned char* packe
       groups[(k / 4) * c_pad * 4 + c * 4 + k % 4] = v;
       sums[c] += v;
     }
+  if (pairs3x3_bytes(p) > 0) {
+    // The 3x3 kernel's terms: rows 0 and 1 at columns 0, 1, 2; row 2's columns 0 and 1; its 2.
+    static constexpr int8_t kFirst[kTerms3x3] = {0, 1, 2, 6, 8}, kSecond[kTerms3x3] = {3, 4, 5, 7, -1};
+    auto* pairs = reinterpret_cast<int8_t*>(packed + pairs3x3_offset(p));
+    for (int64_t c = 0; c < p.C; ++c)
+      for (int64_t t = 0; t < kTerms3x3; ++t) {
+        int8_t* to = pairs + ((c / 8 * kTerms3x3 + t) * 8 + c % 8) * 2;
+        to[0] = w[c * taps + kFirst[t]];
+        to[1] = kSecond[t] >= 0 ? w[c * taps + kSecond[t]] : int8_t(0);
+      }
+  }
 }
 
 void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
@@ -577,6 +795,7 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
   parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
 #if KILN_QCONV_X86
     if (use_fast && fast(p, x, packed, out, r0, r1)) return;
+    if (use_avx2 && rolling3x3(p) && rolling(p, x, packed, out, r0, r1)) return;
     if (use_avx2 && avx2(p, x, packed, out, r0, r1)) return;
 #endif
     portable(p, x, packed, out, r0, r1);

@@ -337,4 +337,18 @@ TEST_CASE("qconv2d_nhwc requantization saturates past int32, at +-inf and NaN mu
   std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(one));
   qconv2d_nhwc_pack_weights(one, narrow1.data(), packed.data());
   CHECK(qconv2d_nhwc_pairs_fit_int16(one, packed.data()));
+  // Depthwise: the AVX2 3x3 kernel (C a multiple of 8: a block of 32 and one of 8), at stride
+  // 1 and 2, and the general AVX2 kernel (C = 20).
+  const Conv2dParams dw[] = {{1, 40, 8, 9, 40, 3, 3, 8, 9, 1, 1, 1, 1, 1, 1, 40},
+                             {1, 40, 8, 9, 40, 3, 3, 4, 5, 2, 2, 1, 1, 1, 1, 40},
+                             {1, 20, 8, 9, 20, 3, 3, 8, 9, 1, 1, 1, 1, 1, 1, 20}};
+  for (const Conv2dParams& p : dw) {
+    CAPTURE(p.C);
+    CAPTURE(p.stride_w);
+    const auto w = random_ints<int8_t>(static_cast<size_t>(p.C * 9), 408, -128, 127);
+    check_extreme_multipliers<uint8_t, uint8_t>(p, w, 409);
+    check_extreme_multipliers<uint8_t, int8_t>(p, w, 410);
+    check_extreme_multipliers<int8_t, int8_t>(p, w, 411);
+    check_extreme_multipliers<int8_t, uint8_t>(p, w, 412);
+  }
 }

@@ -225,9 +225,43 @@ TEST_CASE("depthwise nhwc channel tails and other kernels match qlinear_conv2d")
   }
 }
 
+TEST_CASE("depthwise nhwc 3x3 with C a multiple of 8 (the AVX2 rolling kernel): narrow images, borders, blocks") {
+  // Its windows' columns roll through registers, checked against the image's columns only
+  // near the borders; these shapes put every pixel of a row near one, or none.
+  ThreadPool pool(2);
+  const Conv2dParams cases[] = {
+      depthwise(1, 8, 5, 1, 3, 3, 1, 1),    // one column
+      depthwise(1, 8, 5, 2, 3, 3, 1, 1),    // two
+      depthwise(1, 16, 5, 3, 3, 3, 1, 1),   // three
+      depthwise(1, 8, 5, 1, 3, 3, 2, 1),    // stride 2, one column
+      depthwise(1, 8, 6, 2, 3, 3, 2, 1),    // stride 2, two columns: the last window's right column outside
+      depthwise(1, 24, 6, 3, 3, 3, 2, 1),   // stride 2, three
+      depthwise(1, 16, 5, 4, 3, 3, 2, 1),   // stride 2, four
+      depthwise(1, 40, 4, 17, 3, 3, 1, 1),  // a block of 32 and one of 8; an odd number of pixels inside
+      depthwise(1, 56, 4, 16, 3, 3, 1, 1),  // 32 + 24
+      depthwise(2, 48, 5, 19, 3, 3, 2, 1),  // 32 + 16, two images, stride 2
+      depthwise(1, 8, 3, 9, 3, 3, 1, 0),    // no padding
+      depthwise(1, 8, 3, 10, 3, 3, 2, 0),   // no padding, stride 2
+      depthwise(1, 16, 4, 6, 3, 3, 1, 3),   // padding 3: every window has columns outside
+      Conv2dParams{1, 16, 9, 12, 16, 3, 3, 3, 12, 3, 1, 1, 1, 1, 1, 16},  // stride 3 down, 1 across
+      Conv2dParams{1, 16, 9, 12, 16, 3, 3, 9, 6, 1, 2, 1, 0, 1, 1, 16},   // stride 2 across only, no left pad
+      Conv2dParams{1, 32, 7, 13, 32, 3, 3, 7, 7, 1, 2, 1, 2, 1, 1, 32},   // left padding 2 at stride 2
+  };
+  uint32_t seed = 300;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.KH);
+    CAPTURE(p.KW);
+    CAPTURE(p.stride_h);
+    CAPTURE(p.dil_h);
+    check_random(p, seed += 10, &pool);
+  }
+}
+
 TEST_CASE("depthwise nhwc extreme values: exact sums (no int16 saturation), int32 wrapping like the reference") {
   ThreadPool pool(2);
-  for (const Conv2dParams& p : {depthwise(1, 70, 7, 9, 3, 3, 1, 1), depthwise(2, 35, 6, 6, 5, 5, 1, 2)}) {
+  for (const Conv2dParams& p : {depthwise(1, 70, 7, 9, 3, 3, 1, 1), depthwise(2, 35, 6, 6, 5, 5, 1, 2),
+                                depthwise(1, 40, 7, 9, 3, 3, 1, 1), depthwise(2, 48, 7, 9, 3, 3, 2, 1)}) {
     CAPTURE(p.C);
     const size_t xn = static_cast<size_t>(p.N * p.H * p.W * p.C), wn = static_cast<size_t>(p.C * p.KH * p.KW);
     std::vector<int8_t> w_low(wn, -128), w_high(wn, 127), w_mixed(wn);
