@@ -88,7 +88,8 @@ void convert_clip(NodeEmitter& e, PendingNode& node, int) {
 void convert_softmax(NodeEmitter& e, PendingNode& node, int) {
   std::optional<Attribute> a = take_attr(node, "axis");
   int64_t axis = a ? a->i() : 1;
-  ir::Value* x = node.inputs.at(0);
+  if (node.inputs.empty() || node.inputs[0] == nullptr) return;  // emit() reports the missing input
+  ir::Value* x = node.inputs[0];
   if (std::optional<ir::Shape> shape = e.shape_of(x)) {
     auto rank = static_cast<int64_t>(shape->rank());
     std::optional<int64_t> norm = ir::normalize_axis(axis, rank);
@@ -306,7 +307,8 @@ void convert_pad(NodeEmitter& e, PendingNode& node, int) {
   ints_attr_to_input(e, node, "pads", 1);
   if (std::optional<Attribute> value = take_attr(node, "value")) {
     if (value->type() != AttrType::Float) e.fail_node(node, "attribute 'value' must be a float");
-    DType dtype = e.dtype_of(node.inputs[0]).value_or(DType::F32);
+    DType dtype = node.inputs.empty() || !node.inputs[0] ? DType::F32
+                                                         : e.dtype_of(node.inputs[0]).value_or(DType::F32);
     node.inputs.resize(3, nullptr);
     node.inputs[2] = e.constant(node.name + "_value", Tensor::from_vector<float>(dtype, {}, {value->f()}));
   }
