@@ -160,6 +160,21 @@ void check_random(const Conv2dParams& p, uint32_t seed, ThreadPool* pool) {
   }
 }
 
+// check_random on each of the cases, seeds from `seed` on.
+template <size_t Count>
+void check_cases(const Conv2dParams (&cases)[Count], uint32_t seed, ThreadPool* pool) {
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.W);
+    CAPTURE(p.KH);
+    CAPTURE(p.KW);
+    CAPTURE(p.stride_h);
+    CAPTURE(p.stride_w);
+    CAPTURE(p.dil_h);
+    check_random(p, seed += 10, pool);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("depthwise nhwc 3x3 MobileNetV2 layers match qlinear_conv2d: stride 1 and 2, every signedness") {
@@ -214,15 +229,7 @@ TEST_CASE("depthwise nhwc channel tails and other kernels match qlinear_conv2d")
       Conv2dParams{1, 19, 10, 13, 19, 2, 3, 3, 4, 3, 3, 0, 1, 1, 1, 19},  // 2x3 stride 3, odd padding
       Conv2dParams{1, 64, 8, 9, 64, 3, 3, 8, 9, 1, 1, 2, 0, 1, 1, 64},    // padding 2 at the top only
   };
-  uint32_t seed = 300;
-  for (const Conv2dParams& p : cases) {
-    CAPTURE(p.C);
-    CAPTURE(p.KH);
-    CAPTURE(p.KW);
-    CAPTURE(p.stride_h);
-    CAPTURE(p.dil_h);
-    check_random(p, seed += 10, &pool);
-  }
+  check_cases(cases, 300, &pool);
 }
 
 TEST_CASE("depthwise nhwc 3x3 with C a multiple of 8 (the AVX2 rolling kernel): narrow images, borders, blocks") {
@@ -247,15 +254,7 @@ TEST_CASE("depthwise nhwc 3x3 with C a multiple of 8 (the AVX2 rolling kernel): 
       Conv2dParams{1, 16, 9, 12, 16, 3, 3, 9, 6, 1, 2, 1, 0, 1, 1, 16},   // stride 2 across only, no left pad
       Conv2dParams{1, 32, 7, 13, 32, 3, 3, 7, 7, 1, 2, 1, 2, 1, 1, 32},   // left padding 2 at stride 2
   };
-  uint32_t seed = 300;
-  for (const Conv2dParams& p : cases) {
-    CAPTURE(p.C);
-    CAPTURE(p.KH);
-    CAPTURE(p.KW);
-    CAPTURE(p.stride_h);
-    CAPTURE(p.dil_h);
-    check_random(p, seed += 10, &pool);
-  }
+  check_cases(cases, 500, &pool);
 }
 
 TEST_CASE("depthwise nhwc extreme values: exact sums (no int16 saturation), int32 wrapping like the reference") {
