@@ -21,6 +21,7 @@
 #include "ir/ops/channels_last.h"
 #include "ir/op_registry.h"
 #include "ir/ops/qlinear.h"
+#include "kiln/rt/qconv_nhwc.h"
 #include "passes/pass_manager.h"
 #include "passes/rewrite.h"
 
@@ -39,13 +40,15 @@ bool add_converts(const ir::Node& n) {
          same_static_4d(n.input(0), n.output(0));
 }
 
-// A depthwise layer of few channels on a large plane stays NCHW: channels-last, a vector of 64
-// channels is half empty and every pixel pays for its taps' interleave, where the NCHW kernel
-// takes 16 pixels a vector (MobileNetV2's first, 32 channels at 112 x 112, one thread: 216 us
-// NHWC, 97 NCHW).
+// A depthwise layer of few channels on a large plane stays NCHW unless the runtime has a
+// channels-last kernel for it that keeps up (rt::qconv2d_nhwc_narrow_depthwise_fast): on the
+// general ones a vector of 64 channels is half empty and every pixel pays for its taps'
+// interleave, where the NCHW kernel takes 16 pixels a vector (MobileNetV2's first, 32 channels
+// at 112 x 112, one thread: 216 us NHWC, 97 NCHW; on the 3x3 kernel 99 us, and two threads
+// split its rows rather than its channels).
 bool wide_enough(const ir::Node& n) {
   const rt::Conv2dParams p = ir::integer_conv_params(n, 0, 3);
-  return p.group == 1 || p.C >= 64 || p.OH * p.OW <= 56 * 56;
+  return p.group == 1 || p.C >= 64 || p.OH * p.OW <= 56 * 56 || rt::qconv2d_nhwc_narrow_depthwise_fast(p);
 }
 
 bool candidate(const ir::Node& n) {

@@ -651,6 +651,10 @@ bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept {
   return dense(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
 }
 
+bool qconv2d_nhwc_narrow_depthwise_fast(const Conv2dParams& p) noexcept {
+  return depthwise(p) && nhwc::depthwise_narrow_fast(p);
+}
+
 bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept {
   return !depthwise(p) && dense_pairs_fit_int16(packed_w);
 }

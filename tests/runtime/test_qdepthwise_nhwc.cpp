@@ -233,6 +233,7 @@ TEST_CASE("depthwise nhwc channel tails and other kernels match qlinear_conv2d")
 }
 
 TEST_CASE("depthwise nhwc 3x3 with C a multiple of 8 (the AVX2 rolling kernel): narrow images, borders, blocks") {
+  // (On VNNI hosts the layers of 32 channels or fewer run on it too.)
   // Its windows' columns roll through registers, checked against the image's columns only
   // near the borders; these shapes put every pixel of a row near one, or none.
   ThreadPool pool(2);

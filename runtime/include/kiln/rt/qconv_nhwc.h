@@ -48,6 +48,13 @@ void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned
 // instruction saturates). Found when packing, at compile time.
 bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept;
 
+// Whether a depthwise p of few channels (under 64) runs channels-last about as fast as
+// qconv2d's NCHW kernel, which takes 16 pixels a vector where a channels-last vector holds
+// channels: true for 3x3 layers at dilation 1 and stride across 1 or 2 with C a multiple of 8
+// (an AVX2 kernel that interleaves each input column once, also used on VNNI hosts for 32
+// channels or fewer). layout_nhwc keeps the other narrow ones on large planes in NCHW.
+bool qconv2d_nhwc_narrow_depthwise_fast(const Conv2dParams& p) noexcept;
+
 // y = requantize_f32(conv(x - x.zero_point, w) + bias, scale[m], out.y_zero_point), with x
 // [N, H, W, C] at x.data (x.lda unused), out.y [N, OH, OW, M] (strides set here) of out.type
 // KILN_U8 or KILN_I8; out.bias and out.scale have 1 or M values.

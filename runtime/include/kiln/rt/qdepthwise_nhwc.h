@@ -15,6 +15,10 @@ namespace kiln::rt::nhwc {
 size_t depthwise_packed_bytes(const Conv2dParams& p) noexcept;
 void depthwise_pack(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept;
 
+// Whether a depthwise p runs on the 3x3 kernel that keeps few channels (8 to 56) as fast as the
+// NCHW kernel (qconv2d_nhwc_narrow_depthwise_fast).
+bool depthwise_narrow_fast(const Conv2dParams& p) noexcept;
+
 // qconv2d_nhwc for a depthwise p.
 void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
                     ThreadPool* pool, QGemmIsa isa) noexcept;
