@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -30,22 +32,39 @@ void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t 
   }
 }
 
-void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t taps, int8_t* q, float* scale) {
-  if (C % 2 != 0) fail("quantize_conv_s8_pairs_fit_int16: {} input channels, not an even number", C);
+std::vector<std::pair<int64_t, int64_t>> conv_weight_pairs(int64_t C, int64_t KH, int64_t KW) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const int64_t taps = KH * KW;
+  if (C % 4 == 0) {  // input channels 2i, 2i + 1 at each tap
+    for (int64_t c = 0; c < C; c += 2)
+      for (int64_t t = 0; t < taps; ++t) pairs.emplace_back(c * taps + t, (c + 1) * taps + t);
+    return pairs;
+  }
+  // Row patches: kernel row kh's KW x C weights in (kw, c) order, paired in turn.
+  const int64_t row = KW * C;
+  const auto at = [&](int64_t kh, int64_t k) { return ((k % C) * KH + kh) * KW + k / C; };
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t k = 0; k < row; k += 2) pairs.emplace_back(at(kh, k), k + 1 < row ? at(kh, k + 1) : -1);
+  return pairs;
+}
+
+void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW, int8_t* q,
+                                      float* scale) {
   // A weight's part of its pair's positive and negative sums (NaN: neither, as it quantizes to 0).
   const auto pos = [](float v) { return v > 0 ? v : 0.0f; };
   const auto neg = [](float v) { return v < 0 ? -v : 0.0f; };
+  const std::vector<std::pair<int64_t, int64_t>> pairs = conv_weight_pairs(C, KH, KW);
+  const int64_t K = C * KH * KW;
   for (int64_t m = 0; m < M; ++m) {
-    const float* wm = w + m * C * taps;
+    const float* wm = w + m * K;
     float widest = 0;
-    for (int64_t c = 0; c < C; c += 2)
-      for (int64_t t = 0; t < taps; ++t) {
-        const float w0 = wm[c * taps + t], w1 = wm[(c + 1) * taps + t];
-        widest = std::max({widest, pos(w0) + pos(w1), neg(w0) + neg(w1)});
-      }
+    for (const auto& [a, b] : pairs) {
+      const float w0 = wm[a], w1 = b >= 0 ? wm[b] : 0.0f;
+      widest = std::max({widest, pos(w0) + pos(w1), neg(w0) + neg(w1)});
+    }
     // Each rounding adds at most 1/2: two weights' sum of at most 127 becomes at most 128.
     const float s = widest > 0 ? widest / 127 : 1.0f;
-    for (int64_t k = 0; k < C * taps; ++k) q[m * C * taps + k] = quantize_s8(wm[k], s);
+    for (int64_t k = 0; k < K; ++k) q[m * K + k] = quantize_s8(wm[k], s);
     scale[m] = s;
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -47,13 +48,21 @@ ir::Node* insert_before(ir::Graph& graph, const ir::Node& anchor, const std::str
 void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t channel_stride, int64_t k_stride,
                            int8_t* q, float* scale);
 
-// Reduced-range weights of a convolution, W [M, C, taps] with C even: quantize_symmetric_s8
-// per output channel, except that every pair of input channels 2i, 2i + 1 at a tap fits the
-// AVX2 vpmaddubsw tile (kiln/rt/qconv_nhwc.h, qconv2d_nhwc_pairs_fit_int16): its positive q
-// sum to at most 128 and its negative ones to at least -128. scale[m] = the largest such sum
-// of |w| over m's pairs / 127 (at least max |w| / 127), so the rounded sums stay within 128.
-// The largest |q| of a channel is then 64 to 127, where a 7-bit range (ONNX Runtime's
-// reduce_range) always takes 64: only pairs of large weights of one sign cost precision.
-void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t taps, int8_t* q, float* scale);
+// The pairs of weights of W [M, C, KH, KW] (indices within one output channel's C x KH x KW)
+// that qconv2d_nhwc's AVX2 vpmaddubsw tile sums in int16, as kiln/rt/qconv_nhwc.cpp packs
+// them: with C a multiple of 4, input channels 2i and 2i + 1 at each tap; otherwise (row
+// patches, a 3-channel stem) bytes 2i and 2i + 1 of each kernel row's KW x C weights in
+// (kw, c) order, the last one of an odd row beside a 0 (second index -1).
+std::vector<std::pair<int64_t, int64_t>> conv_weight_pairs(int64_t C, int64_t KH, int64_t KW);
+
+// Reduced-range weights of a convolution, W [M, C, KH, KW]: quantize_symmetric_s8 per output
+// channel, except that every pair of conv_weight_pairs fits the AVX2 vpmaddubsw tile
+// (qconv2d_nhwc_pairs_fit_int16): its positive q sum to at most 128 and its negative ones to
+// at least -128. scale[m] = the largest such sum of |w| over m's pairs / 127 (at least
+// max |w| / 127), so the rounded sums stay within 128. The largest |q| of a channel is then
+// 64 to 127, where a 7-bit range (ONNX Runtime's reduce_range) always takes 64: only pairs of
+// large weights of one sign cost precision.
+void quantize_conv_s8_pairs_fit_int16(const float* w, int64_t M, int64_t C, int64_t KH, int64_t KW, int8_t* q,
+                                      float* scale);
 
 }  // namespace kiln::passes

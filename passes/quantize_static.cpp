@@ -25,6 +25,8 @@
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/ops/qlinear.h"
+#include "kiln/rt/qconv_nhwc.h"
 #include "passes/calibrate.h"
 #include "passes/integer_matmul.h"
 #include "passes/pass_manager.h"
@@ -194,12 +196,13 @@ class StaticQuantizer {
     const int64_t m = wt.dims()[0], per_channel = m > 0 ? wt.numel() / m : 0;
     std::vector<int8_t> q(static_cast<size_t>(wt.numel()));
     std::vector<float> scale(static_cast<size_t>(m));
-    // Reduced range only where the NHWC dense kernel would run (ir::nhwc_conv_runs): elsewhere
-    // it would cost accuracy for nothing.
-    const int64_t c = wt.dims()[1];  // input channels per group; 0 in a degenerate model
-    const bool dense = conv.i("group") == 1 && c > 0 && c % 4 == 0;
-    if (dense && reduced_range_)
-      quantize_conv_s8_pairs_fit_int16(wt.data<float>(), m, c, per_channel / c, q.data(), scale.data());
+    // Reduced range only where the NHWC dense kernel would run (ir::nhwc_conv_runs: group 1,
+    // C a multiple of 4 or row patches): elsewhere it would cost accuracy for nothing.
+    const bool dense = reduced_range_ && conv.i("group") == 1 && wt.dims().size() == 4 && wt.numel() > 0 &&
+                       x->shape().rank() == 4 && rt::qconv2d_nhwc_supported(ir::integer_conv_params(conv, 0, 1));
+    if (dense)
+      quantize_conv_s8_pairs_fit_int16(wt.data<float>(), m, wt.dims()[1], wt.dims()[2], wt.dims()[3], q.data(),
+                                       scale.data());
     else
       quantize_symmetric_s8(wt.data<float>(), m, per_channel, per_channel, 1, q.data(), scale.data());
     ir::Value* wq = graph_.add_constant(graph_.unique_value_name(w->name() + ".s8"),

@@ -12,8 +12,8 @@ namespace kiln::passes {
 
 struct StaticQuantizeOptions {
   ir::DType activations = ir::DType::U8;  // U8 or I8
-  // Reduced-range weights for the Convs that the int8 NHWC kernel runs (group 1, input
-  // channels a multiple of 4): quantized so that their pairs of products fit int16, for the
+  // Reduced-range weights for the Convs that the int8 NHWC dense kernel runs (group 1: input
+  // channels a multiple of 4, or row patches such as a 3-channel stem): quantized so that their pairs of products fit int16, for the
   // AVX2 vpmaddubsw tile (quantize_conv_s8_pairs_fit_int16, kiln/rt/qconv_nhwc.h). Others, and
   // all without it, take max |w| / 127.
   bool reduced_range_dense_convs = false;

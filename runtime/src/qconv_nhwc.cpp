@@ -61,6 +61,29 @@ bool pointwise(const Conv2dParams& p) {
 
 int64_t taps_of(const Conv2dParams& p) { return p.KH * p.KW; }
 
+// Row patches: a group-1 layer whose channels are not a multiple of 4 (a stem on 3 channels)
+// at dilation 1 across. A kernel row's KW taps of a pixel row are then KW x C contiguous bytes
+// of x, so the layer runs as the dense kernel on a virtual layer (patch_params) whose channels
+// are those bytes (rounded up to 4; the weights past KW x C are 0) and whose taps are the KH
+// kernel rows: K grows by under 4 bytes a row where 3 channels alone would need padding to 4
+// of each tap's (7x7 on 3 channels: 168 bytes against 196). Each thread first copies the input
+// rows its output rows read, padded across with x's zero point (patch_rows), so that no tap
+// checks a column: rows outside the image read the pad row.
+bool row_patch(const Conv2dParams& p) {
+  return p.group == 1 && p.C % 4 != 0 && p.C >= 1 && p.KH >= 1 && p.KW >= 1 && p.KH <= kMaxTaps &&
+         p.dil_h >= 1 && p.dil_w == 1 && p.pad_top >= 0 && p.pad_left >= 0;
+}
+
+Conv2dParams patch_params(const Conv2dParams& p) {
+  Conv2dParams v = p;
+  v.C = round_up(p.KW * p.C, 4);
+  v.KW = 1;
+  return v;
+}
+
+// The layer the packed weights and the tiles see: p itself, or its row patches'.
+Conv2dParams packed_params(const Conv2dParams& p) { return row_patch(p) ? patch_params(p) : p; }
+
 // The packed dense weights: header, each channel's sum of weights (for the input's zero point),
 // then the blocks: [M / 16][taps][C / 4][16][4], K ordered (kh, kw, c) so that a tap's 4
 // channels are one broadcast of a pixel's bytes. The header's third int64 is 1 where every
@@ -184,14 +207,102 @@ void tile_sources(const Conv2dParams& p, const unsigned char* x, const unsigned 
     for (int64_t t = 0; t < taps; ++t) src[t * kPixels + r] = src[t * kPixels + n_pix - 1];
 }
 
-// Output pixels [j0, j1) with plain loops.
+// A thread's copy of the input rows its row-patch tiles read: global rows (n H + ih) from
+// `first` on, each `row_bytes` long: pad_left pixels of x's zero point, the row, then more of
+// them up to the last column a window reads and the bytes a patch is rounded up by.
+struct PatchRows {
+  const unsigned char* rows = nullptr;
+  int64_t first = 0, row_bytes = 0;
+};
+
+int64_t patch_row_bytes(const Conv2dParams& p) {
+  const int64_t last_window_end = (p.OW - 1) * p.stride_w - p.pad_left + p.KW;  // one past its last column
+  const int64_t columns = p.pad_left + std::max(p.W, last_window_end) + (3 + p.C - 1) / p.C;
+  return round_up(columns * p.C, 4);
+}
+
+// The global input rows [first, last] that output rows [r0, r1) of all images read (clamped to
+// the images; rows in between images included).
+std::pair<int64_t, int64_t> patch_row_range(const Conv2dParams& p, int64_t r0, int64_t r1) {
+  const int64_t n0 = r0 / p.OH, oh0 = r0 % p.OH, n1 = (r1 - 1) / p.OH, oh1 = (r1 - 1) % p.OH;
+  const int64_t first = n0 * p.H + std::clamp<int64_t>(oh0 * p.stride_h - p.pad_top, 0, p.H - 1);
+  const int64_t last = n1 * p.H + std::clamp<int64_t>(oh1 * p.stride_h - p.pad_top + (p.KH - 1) * p.dil_h, 0, p.H - 1);
+  return {first, last};
+}
+
+// Copies rows [first, last] of x (NHWC) into `rows`, padded.
+void fill_patch_rows(const Conv2dParams& p, const unsigned char* x, int32_t x_zero_point, int64_t first, int64_t last,
+                     int64_t row_bytes, unsigned char* rows) {
+  const int64_t left = p.pad_left * p.C, width = p.W * p.C;
+  const auto zp = static_cast<unsigned char>(x_zero_point);
+  for (int64_t g = first; g <= last; ++g) {
+    unsigned char* row = rows + (g - first) * row_bytes;
+    std::memset(row, zp, static_cast<size_t>(left));
+    std::memcpy(row + left, x + g * width, static_cast<size_t>(width));
+    std::memset(row + left + width, zp, static_cast<size_t>(row_bytes - left - width));
+  }
+}
+
+// tile_sources for the row patches of p: tap kh of pixel (n, oh, ow) is the patch at column
+// ow stride_w (of the padded row) of input row oh stride_h - pad_top + kh dil_h.
+void patch_sources(const Conv2dParams& p, const PatchRows& pr, const unsigned char* pad, int64_t j, int64_t n_pix,
+                   const unsigned char** src) {
+  const int64_t plane = p.OH * p.OW;
+  int64_t n = j / plane, oh = j % plane / p.OW, ow = j % p.OW;
+  for (int64_t r = 0; r < n_pix; ++r) {
+    const int64_t ih0 = oh * p.stride_h - p.pad_top;
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const int64_t ih = ih0 + kh * p.dil_h;
+      src[kh * kPixels + r] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes + ow * p.stride_w * p.C
+                                                  : pad;
+    }
+    if (++ow == p.OW) {
+      ow = 0;
+      if (++oh == p.OH) oh = 0, ++n;
+    }
+  }
+  for (int64_t r = n_pix; r < kPixels; ++r)
+    for (int64_t kh = 0; kh < p.KH; ++kh) src[kh * kPixels + r] = src[kh * kPixels + n_pix - 1];
+}
+
+// Output pixels [j0, j1) of a row-patch layer p read straight from x (NHWC), each tap's column
+// checked: for a thread whose row buffer cannot grow.
 template <class Y>
-void dense_portable(const Conv2dParams& p, const unsigned char* x, uint8_t flip, const int8_t* blocks,
+void patch_direct(const Conv2dParams& p, const unsigned char* x, int32_t x_zero_point, uint8_t flip,
+                  const int8_t* blocks, const ChannelTerms& t, int32_t y_zero_point, Y* y, int64_t j0, int64_t j1) {
+  const int64_t kq = patch_params(p).C / 4, plane = p.OH * p.OW;
+  const auto zp = static_cast<unsigned char>(x_zero_point);
+  for (int64_t j = j0; j < j1; ++j) {
+    const int64_t n = j / plane, oh = j % plane / p.OW, ow = j % p.OW;
+    for (int64_t m = 0; m < p.M; ++m) {
+      const int8_t* w = blocks + (m / kBlock) * p.KH * kq * 64 + (m % kBlock) * 4;
+      uint32_t s = static_cast<uint32_t>(t.add[m]);
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+          const int64_t iw = ow * p.stride_w - p.pad_left + kw;
+          const bool in = ih >= 0 && ih < p.H && iw >= 0 && iw < p.W;
+          for (int64_t c = 0; c < p.C; ++c) {
+            const unsigned char b = in ? x[((n * p.H + ih) * p.W + iw) * p.C + c] : zp;
+            const int64_t k = kw * p.C + c;
+            s += static_cast<uint32_t>(b ^ flip) * static_cast<uint32_t>(int32_t{w[(kh * kq + k / 4) * 64 + k % 4]});
+          }
+        }
+      }
+      y[j * p.M + m] = requantize_f32<Y>(static_cast<int32_t>(s), t.scale[m], y_zero_point);
+    }
+  }
+}
+
+// Output pixels [j0, j1) with plain loops; p is the packed layer (packed_params), `sources`
+// tile_sources or patch_sources for one pixel.
+template <class Y, class Sources>
+void dense_portable(const Conv2dParams& p, const Sources& sources, uint8_t flip, const int8_t* blocks,
                     const ChannelTerms& t, int32_t y_zero_point, Y* y, int64_t j0, int64_t j1) {
   const int64_t kq = p.C / 4, taps = taps_of(p);
   const unsigned char* src[kMaxTaps * kPixels];
   for (int64_t j = j0; j < j1; ++j) {
-    tile_sources(p, x, t.pad, j, 1, src);
+    sources(j, 1, src);
     for (int64_t m = 0; m < p.M; ++m) {
       const int8_t* w = blocks + (m / kBlock) * taps * kq * 64 + (m % kBlock) * 4;
       uint32_t s = static_cast<uint32_t>(t.add[m]);
@@ -479,22 +590,25 @@ TileFn tile_kernel(int vecs) {
 // Weight blocks of a tile: 3, or 2 + 2 rather than 3 + 1.
 int tile_vecs(int64_t remaining) { return remaining == 4 || remaining == 2 ? 2 : remaining == 1 ? 1 : kMaxVecs; }
 
+// The layer's own p; its packed weights and tiles are those of v = packed_params(p).
 void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
                 ThreadPool* pool, QGemmIsa isa) {
-  const int64_t M = p.M, kq = p.C / 4, taps = taps_of(p), mb = round_up(M, kBlock), n_b = mb / kBlock;
+  const bool patch = row_patch(p);
+  const Conv2dParams v = packed_params(p);
+  const int64_t M = p.M, kq = v.C / 4, taps = taps_of(v), mb = round_up(M, kBlock), n_b = mb / kBlock;
   const auto* sums = reinterpret_cast<const int32_t*>(packed + kHeader);
   const auto* blocks = reinterpret_cast<const int8_t*>(packed + kHeader + sums_bytes(M));
   const uint8_t flip = x.a_signed ? 0x80 : 0;
   const uint32_t zx = static_cast<uint32_t>(x.zero_point) + (x.a_signed ? 128u : 0u);
   // The channel terms are the caller's; every thread reads them (a few KB).
   static thread_local std::vector<int32_t> fallback;
-  const size_t terms_bytes = channel_terms_bytes(p);
+  const size_t terms_bytes = channel_terms_bytes(v);
   void* buffer = thread_buffer(ThreadBuffer::qgemm_panels, terms_bytes);
   if (buffer == nullptr) {
     fallback.assign(terms_bytes / 4 + 1, 0);
     buffer = fallback.data();
   }
-  const ChannelTerms t = channel_terms(p, out, sums, zx, x.zero_point, buffer);
+  const ChannelTerms t = channel_terms(v, out, sums, zx, x.zero_point, buffer);
   const auto* xs = static_cast<const unsigned char*>(x.data);
   auto* y = static_cast<unsigned char*>(out.y);
   const bool is_signed = out.type == KILN_I8;
@@ -508,11 +622,33 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
 #endif
   const bool pairs = dense_pairs_fit_int16(packed);
   // A 1x1 whose output pixel j reads input pixel j.
-  const bool contiguous = pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
+  const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
+  const int64_t row_bytes = patch ? patch_row_bytes(p) : 0;
   // Output rows [r0, r1) of all images: their pixels, weight blocks outermost (a tile's
   // weights stay in L1/L2 while the thread's pixels pass).
   auto run = [&](int64_t r0, int64_t r1) {
     const int64_t j0 = r0 * p.OW, j1 = r1 * p.OW;
+    PatchRows pr;
+    if (patch) {
+      const auto [first, last] = patch_row_range(p, r0, r1);
+      auto* rows = static_cast<unsigned char*>(
+          thread_buffer(ThreadBuffer::qconv_patch_rows, static_cast<size_t>((last - first + 1) * row_bytes)));
+      if (rows == nullptr) {
+        if (is_signed)
+          patch_direct(p, xs, x.zero_point, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
+        else
+          patch_direct(p, xs, x.zero_point, flip, blocks, t, out.y_zero_point, y, j0, j1);
+        return;
+      }
+      fill_patch_rows(p, xs, x.zero_point, first, last, row_bytes, rows);
+      pr = {rows, first, row_bytes};
+    }
+    auto sources = [&](int64_t j, int64_t n_pix, const unsigned char** src) {
+      if (patch)
+        patch_sources(p, pr, t.pad, j, n_pix, src);
+      else
+        tile_sources(p, xs, t.pad, j, n_pix, src);
+    };
 #if KILN_QCONV_NHWC_X86
     if (avx2 && pairs && contiguous) {
       const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq) : pointwise_pairs_kernel<false>(kq);
@@ -529,7 +665,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       for (int64_t c0 = j0; c0 < j1; c0 += kChunk * kPixels) {
         const int64_t c1 = std::min(j1, c0 + kChunk * kPixels);
         for (int64_t j = c0; j < c1; j += kPixels)
-          tile_sources(p, xs, t.pad, j, std::min(kPixels, c1 - j), src + (j - c0) / kPixels * tile_src);
+          sources(j, std::min(kPixels, c1 - j), src + (j - c0) / kPixels * tile_src);
         if (pairs) {
           // Blocks of 16 channels, then the chunk's tiles: a block's weights stay in L1/L2
           // while the tiles pass.
@@ -579,9 +715,9 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
 #endif
     if (!vnni) {
       if (is_signed)
-        dense_portable(p, xs, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
+        dense_portable(v, sources, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
       else
-        dense_portable(p, xs, flip, blocks, t, out.y_zero_point, y, j0, j1);
+        dense_portable(v, sources, flip, blocks, t, out.y_zero_point, y, j0, j1);
       return;
     }
 #if KILN_QCONV_NHWC_X86
@@ -592,7 +728,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock * vecs, M - m0), w_block = taps * kq * 64;
       for (int64_t j = j0; j < j1; j += kPixels) {
         const int64_t n_pix = std::min(kPixels, j1 - j);
-        tile_sources(p, xs, t.pad, j, n_pix, src);
+        sources(j, n_pix, src);
         fn(src, taps, kq, flip ? 0x80808080u : 0u, blocks + b * w_block, w_block, t.add + m0, t.scale + m0,
            out.y_zero_point, y + j * M + m0, M, n_pix, n_ch);
       }
@@ -633,10 +769,48 @@ void transpose16(const unsigned char* s, int64_t ls, unsigned char* d, int64_t l
 }
 #endif
 
+#if KILN_QCONV_NHWC_X86
+// 16 columns of 3 rows (an RGB image's planes into its pixels, for a stem's row patches): the
+// 48 bytes out, each a pshufb of every row's 16 ORed; byte k of the output is row k % 3's
+// column k / 3. Scalar, these stores of single bytes took 52 us of MobileNetV2's 2.4 ms.
+struct Interleave3Masks {
+  alignas(16) int8_t m[3][3][16];  // [output vector][row][byte]
+};
+
+constexpr Interleave3Masks interleave3_masks() {
+  Interleave3Masks t{};
+  for (int v = 0; v < 3; ++v)
+    for (int r = 0; r < 3; ++r)
+      for (int i = 0; i < 16; ++i) {
+        const int k = 16 * v + i;
+        t.m[v][r][i] = static_cast<int8_t>(k % 3 == r ? k / 3 : -128);
+      }
+  return t;
+}
+
+constexpr Interleave3Masks kInterleave3 = interleave3_masks();
+
+__attribute__((target("ssse3"))) void interleave3x16(const unsigned char* s, int64_t ls, unsigned char* d) {
+  const __m128i row[3] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + ls)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * ls))};
+  for (int v = 0; v < 3; ++v) {
+    __m128i out = _mm_setzero_si128();
+    for (int r = 0; r < 3; ++r)
+      out = _mm_or_si128(out, _mm_shuffle_epi8(row[r], _mm_load_si128(reinterpret_cast<const __m128i*>(kInterleave3.m[v][r]))));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16 * v), out);
+  }
+}
+#endif
+
 // Columns [c0, c1) of one image's [rows][cols] into [cols][rows].
 void transpose_tile(const unsigned char* s, unsigned char* d, int64_t rows, int64_t cols, int64_t c0, int64_t c1) {
   int64_t r0 = 0;
 #if KILN_QCONV_NHWC_X86
+  if (c1 - c0 == kTransposeTile && rows == 3 && cpu_has_avx2_fma()) {  // AVX2 implies SSSE3; KILN_CPU_ISA caps both
+    interleave3x16(s + c0, cols, d + c0 * 3);
+    return;
+  }
   if (c1 - c0 == kTransposeTile)
     for (; r0 + kTransposeTile <= rows; r0 += kTransposeTile) transpose16(s + r0 * cols + c0, cols, d + c0 * rows + r0, rows);
 #endif
@@ -648,7 +822,7 @@ void transpose_tile(const unsigned char* s, unsigned char* d, int64_t rows, int6
 
 bool qconv2d_nhwc_supported(const Conv2dParams& p) noexcept {
   if (p.N < 1 || p.OH < 1 || p.OW < 1 || p.stride_h < 1 || p.stride_w < 1) return false;
-  return dense(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
+  return dense(p) || row_patch(p) || (depthwise(p) && p.dil_h >= 1 && p.dil_w >= 1);
 }
 
 bool qconv2d_nhwc_narrow_depthwise_fast(const Conv2dParams& p) noexcept {
@@ -660,14 +834,25 @@ bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* pa
 }
 
 size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept {
-  return depthwise(p) ? nhwc::depthwise_packed_bytes(p) : dense_bytes(p);
+  return depthwise(p) ? nhwc::depthwise_packed_bytes(p) : dense_bytes(packed_params(p));
 }
 
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept {
-  if (depthwise(p))
+  if (depthwise(p)) {
     nhwc::depthwise_pack(p, w, packed);
-  else
+  } else if (row_patch(p)) {
+    // W [M, C, KH, KW] as the virtual layer's [M, (kw, c) rounded up, KH, 1].
+    const Conv2dParams v = patch_params(p);
+    std::vector<int8_t> rows(static_cast<size_t>(v.M * v.C * v.KH), int8_t{0});
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t c = 0; c < p.C; ++c)
+        for (int64_t kh = 0; kh < p.KH; ++kh)
+          for (int64_t kw = 0; kw < p.KW; ++kw)
+            rows[static_cast<size_t>((m * v.C + kw * p.C + c) * v.KH + kh)] = w[((m * p.C + c) * p.KH + kh) * p.KW + kw];
+    pack_dense(v, rows.data(), packed);
+  } else {
     pack_dense(p, w, packed);
+  }
 }
 
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const uint8_t* w, unsigned char* packed) noexcept {

@@ -118,7 +118,9 @@ def test_max_error():
     all_int8 = full["outputs"][0]["max_abs_error"]
     p, r = compile_int8(out, "--max-error", "1e9")
     check("no layer kept in fp32" in p.stderr, "--max-error 1e9 keeps every layer in int8")
-    limit = all_int8 / 3
+    # A limit that keeping the worst layer alone does not meet and keeping all of them beats by
+    # far (the 4 layers' errors alone: 0.18, 0.12, 0.09 and 0.09 of all four's 0.25)
+    limit = all_int8 / 2.5
     p, r = compile_int8(out, "--max-error", f"{limit:g}")
     line = [l for l in p.stderr.splitlines() if "--max-error" in l]
     print("\n".join(line))

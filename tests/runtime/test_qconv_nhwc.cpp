@@ -13,6 +13,7 @@
 
 #include "kiln/rt/qconv_nhwc.h"
 #include "kiln/rt/qlinear.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "test_util.h"
 
@@ -245,13 +246,53 @@ TEST_CASE("qconv2d_nhwc: the vpmaddubsw tile takes every pair of one sign within
   check_with_weights<uint8_t, int8_t, uint8_t>(p, 9, 255, 255, alternating, true, true);
 }
 
-TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, or depthwise") {
+TEST_CASE("qconv2d_nhwc row patches (C not a multiple of 4): stems, borders, strides, batches, both tiles") {
+  // A kernel row's KW x C bytes are one patch of the padded input rows: check the padding on
+  // each side, windows that stop short of the right border, rows outside the image, strides
+  // across and down, rows of threads that span images, and C of 1 to 6.
+  const Conv2dParams cases[] = {
+      dense(1, 3, 17, 19, 32, 3, 2, 1),    // MobileNetV2's stem, 3x3/2
+      dense(1, 3, 23, 21, 64, 7, 2, 3),    // ResNet-50's, 7x7/2
+      dense(2, 1, 12, 11, 20, 5, 1, 2),    // one channel, 5x5, two images
+      dense(3, 2, 7, 9, 17, 3, 1, 1),      // two channels, three images of few rows
+      dense(1, 3, 9, 10, 16, 3, 2, 0),     // no padding: the last window ends before the last column
+      Conv2dParams{1, 3, 11, 13, 24, 3, 5, 5, 3, 2, 4, 1, 0, 1, 1, 1},  // 3x5, strides 2/4, no left pad
+      Conv2dParams{1, 6, 13, 8, 16, 3, 3, 9, 8, 1, 1, 2, 1, 2, 1, 1},   // dilation 2 down (1 across)
+      Conv2dParams{1, 5, 6, 7, 16, 1, 3, 6, 5, 1, 1, 0, 0, 1, 1, 1},    // 1x3: one tap a pixel
+      Conv2dParams{1, 3, 6, 6, 8, 1, 1, 4, 4, 2, 2, 1, 1, 1, 1, 1},     // 1x1 with padding, stride 2
+      dense(1, 3, 4, 4, 16, 3, 1, 3),      // padding wider than the kernel
+  };
+  uint32_t seed = 501;
+  for (const Conv2dParams& p : cases) {
+    CAPTURE(p.C);
+    CAPTURE(p.M);
+    CAPTURE(p.KH);
+    CAPTURE(p.KW);
+    CAPTURE(p.OH);
+    REQUIRE(qconv2d_nhwc_supported(p));
+    check_against_reference<uint8_t, int8_t, uint8_t>(p, seed += 3, 0, 255, -128, 127, true, true);
+    check_against_reference<int8_t, int8_t, int8_t>(p, seed += 3, -128, 127, -128, 127, false, true);
+    check_against_reference<uint8_t, uint8_t, int8_t>(p, seed += 3, 0, 255, 0, 255, true, false);
+    // Weights within [-64, 64]: the pairs, in (kw, c) order, fit the vpmaddubsw tile.
+    seed += 3;
+    REQUIRE(pairs_fit<int8_t>(p, seed, -64, 64));
+    check_against_reference<uint8_t, int8_t, uint8_t>(p, seed, 0, 255, -64, 64, true, true);
+  }
+  // A thread whose row buffer cannot grow computes its rows straight from x.
+  set_thread_buffer_limit(0);
+  check_against_reference<uint8_t, int8_t, uint8_t>(cases[1], 7, 0, 255, -128, 127, true, true);
+  check_against_reference<int8_t, int8_t, int8_t>(cases[2], 8, -128, 127, -128, 127, false, true);
+  set_thread_buffer_limit(SIZE_MAX);
+}
+
+TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, row patches, or depthwise") {
   CHECK(qconv2d_nhwc_supported(pointwise(1, 8, 4, 4, 8, 1)));
-  CHECK_FALSE(qconv2d_nhwc_supported(pointwise(1, 6, 4, 4, 8, 1)));  // C % 4
+  CHECK(qconv2d_nhwc_supported(pointwise(1, 6, 4, 4, 8, 1)));  // C % 4: row patches
   const Conv2dParams k3 = dense(1, 8, 4, 4, 8, 3, 1, 1);
   CHECK(qconv2d_nhwc_supported(k3));
   CHECK_FALSE(qconv2d_nhwc_supported(dense(1, 8, 9, 9, 8, 9, 1, 4)));  // 81 taps
-  CHECK_FALSE(qconv2d_nhwc_supported(dense(1, 3, 16, 16, 8, 7, 2, 3)));  // a stem: C = 3
+  CHECK(qconv2d_nhwc_supported(dense(1, 3, 16, 16, 8, 7, 2, 3)));  // a stem, C = 3: row patches
+  CHECK_FALSE(qconv2d_nhwc_supported(dense(1, 3, 16, 16, 8, 3, 1, 2, 2)));  // ... but not dilated across
   Conv2dParams grouped = k3;
   grouped.group = 2;
   CHECK_FALSE(qconv2d_nhwc_supported(grouped));
@@ -262,7 +303,9 @@ TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, or 
 
 TEST_CASE("transpose_planes_8bit: NCHW to NHWC and back, odd sizes, 2 threads") {
   ThreadPool pool(2);
-  for (const std::array<int64_t, 3>& shape : {std::array<int64_t, 3>{1, 32, 112 * 112}, {2, 3, 37}, {1, 70, 49}, {1, 1, 1}}) {
+  // 3 rows: an RGB image, interleaved 16 columns at a time (37 = 2 x 16 + a tail of 5).
+  for (const std::array<int64_t, 3>& shape : {std::array<int64_t, 3>{1, 32, 112 * 112}, {2, 3, 37}, {1, 3, 224 * 224},
+                                              {1, 70, 49}, {1, 1, 1}}) {
     // Plain locals, not a structured binding: CAPTURE's lambda cannot name a binding before C++20's P1091 (clang 14).
     const int64_t N = shape[0], C = shape[1], HW = shape[2];
     CAPTURE(C);

@@ -11,11 +11,15 @@
 namespace kiln::rt {
 
 // Independent buffers of one thread, for kernels whose calls nest or overlap.
-enum class ThreadBuffer { gemm_a, gemm_b, conv_padded, qconv_panels, qgemm_panels, qdepthwise_sums, attention, count };
+enum class ThreadBuffer { gemm_a, gemm_b, conv_padded, qconv_panels, qgemm_panels, qdepthwise_sums, qconv_patch_rows, attention, count };
 
 // This thread's buffer `which`, at least `bytes` long and 64-byte aligned, or nullptr if it
 // cannot grow (the caller falls back to something slower). Its contents are whatever the last
 // call left.
 void* thread_buffer(ThreadBuffer which, size_t bytes) noexcept;
+
+// For tests of the kernels' fallbacks: from now on, on every thread, a request for more than
+// `bytes` is refused as if memory had run out (SIZE_MAX, the default: no limit).
+void set_thread_buffer_limit(size_t bytes) noexcept;
 
 }  // namespace kiln::rt
