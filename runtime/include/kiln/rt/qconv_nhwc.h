@@ -10,10 +10,13 @@
 // apart that made MobileNetV2 int8 slower at two threads than at one (docs/quantization.md,
 // session 12).
 //
-// Two shapes run here (qconv2d_nhwc_supported):
+// Three shapes run here (qconv2d_nhwc_supported):
 //  - dense: group 1, C a multiple of 4, any kernel up to 7x7 (49 taps), stride, padding and
 //    dilation: each pixel's channels at each tap are the broadcast operand of a VNNI tile (4 at
 //    a time), 16 output channels a weight vector, taps in the padding read a row of zero points;
+//  - row patches: group 1, other C (a 3-channel stem), up to 49 kernel rows, dilation 1 across:
+//    the dense tiles on a kernel row's KW x C contiguous bytes (rounded up to 4) as channels,
+//    read from a thread's copy of its input rows padded across with zero points;
 //  - depthwise (group == C == M), any kernel, stride and padding: 16 channels a vector, 4 taps
 //    interleaved into each 32-bit lane (VNNI), padding read from a row of zero points.
 // Both split their output rows between the threads, in parallel_for's equal shares. Where the
