@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -129,10 +130,13 @@ bool dense_pairs_fit_int16(const unsigned char* packed) {
 // Per output channel (rounded up to the blocks): the sums' constant term bias - zx sum w
 // (wrapping, as the reference's uint32 sums) and the requantization's scale; then a row of C
 // bytes of x's zero point as stored, which taps in the padding read (they add (zx - zx) w).
+// `clamp` is false where no sum times its scale can reach 2^30 (|add| + K x 255 x 128 bounds a
+// sum; a NaN or infinite scale keeps it true): requant8 may then leave out its clamp.
 struct ChannelTerms {
   int32_t* add;
   float* scale;
   unsigned char* pad;
+  bool clamp;
 };
 
 size_t channel_terms_bytes(const Conv2dParams& p) {
@@ -143,12 +147,15 @@ ChannelTerms channel_terms(const Conv2dParams& p, const QGemmOutput& out, const 
                            int32_t x_zero_point, void* buffer) {
   const int64_t mb = round_up(p.M, kBlock);
   auto* add = static_cast<int32_t*>(buffer);
-  ChannelTerms t{add, reinterpret_cast<float*>(add + mb), reinterpret_cast<unsigned char*>(add + 2 * mb)};
+  ChannelTerms t{add, reinterpret_cast<float*>(add + mb), reinterpret_cast<unsigned char*>(add + 2 * mb), false};
+  const double max_products = static_cast<double>(p.C * taps_of(p)) * 255.0 * 128.0;
   for (int64_t m = 0; m < mb; ++m) {
     const bool real = m < p.M;
     const uint32_t bias = real && out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? m : 0]) : 0u;
     t.add[m] = real ? static_cast<int32_t>(bias - zx * static_cast<uint32_t>(sums[m])) : 0;
     t.scale[m] = real && out.scale ? out.scale[out.scale_count > 1 ? m : 0] : 1.0f;
+    const double bound = (std::fabs(static_cast<double>(t.add[m])) + max_products) * std::fabs(t.scale[m]);
+    t.clamp = t.clamp || !(bound < 1073741824.0);  // written so that NaN clamps
   }
   std::memset(t.pad, static_cast<unsigned char>(x_zero_point), static_cast<size_t>(p.C));
   return t;
@@ -263,6 +270,27 @@ void patch_sources(const Conv2dParams& p, const PatchRows& pr, const unsigned ch
   }
   for (int64_t r = n_pix; r < kPixels; ++r)
     for (int64_t kh = 0; kh < p.KH; ++kh) src[kh * kPixels + r] = src[kh * kPixels + n_pix - 1];
+}
+
+// The KH row patches of output row r (of all images: n OH + oh), each v.C bytes
+// (patch_params(p)), pixel by pixel: pixel ow's at out + ow KH v.C, the layout of a 1x1 on
+// KH v.C channels (an im2col of the patches), so that the AVX2 pointwise kernel runs the layer.
+// Copied 16 bytes at a time, which reads up to 12 bytes past a patch (the rows and the pad row
+// have that slack) and writes as far past it, into the next patch, written after it, or into
+// out's 16 bytes of slack: a call to memcpy per patch took longer than the products.
+void gather_patches(const Conv2dParams& p, const PatchRows& pr, const unsigned char* pad, int64_t r,
+                    unsigned char* out) {
+  const int64_t bytes = patch_params(p).C, n = r / p.OH, oh = r % p.OH, step = p.stride_w * p.C;
+  const unsigned char* src[kMaxTaps];
+  for (int64_t kh = 0; kh < p.KH; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+    src[kh] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes : nullptr;
+  }
+  for (int64_t ow = 0; ow < p.OW; ++ow)
+    for (int64_t kh = 0; kh < p.KH; ++kh, out += bytes) {
+      const unsigned char* s = src[kh] ? src[kh] + ow * step : pad;
+      for (int64_t k = 0; k < bytes; k += 16) std::memcpy(out + k, s + k, 16);
+    }
 }
 
 // Output pixels [j0, j1) of a row-patch layer p read straight from x (NHWC), each tap's column
@@ -456,12 +484,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256
 
 // A pixel's 16 sums of a block (acc0: channels 0-7, acc1: 8-15; the channel terms included)
 // requantized and stored, the first n_ch bytes at y.
-template <bool Signed>
+template <bool Signed, bool Clamp = true>
 __attribute__((target("avx2,fma"), always_inline)) inline void store_pairs_pixel(__m256i acc0, __m256i acc1,
                                                                                   __m256 vs0, __m256 vs1,
                                                                                   const Requant8Bounds& q8,
                                                                                   unsigned char* y, int64_t n_ch) {
-  const __m256i q0 = requant8(acc0, vs0, q8.hi), q1 = requant8(acc1, vs1, q8.hi);
+  const __m256i q0 = requant8<Clamp>(acc0, vs0, q8.hi), q1 = requant8<Clamp>(acc1, vs1, q8.hi);
   // [c0-3 c8-11 | c4-7 c12-15] as int16 with the zero point, then the quarters in channel order.
   const __m256i w16 = _mm256_permute4x64_epi64(_mm256_adds_epi16(_mm256_packs_epi32(q0, q1), q8.zero_point), 0xD8);
   const __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
@@ -508,7 +536,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
 // at x + j C; rows past n_pix repeat the last), one block of 16 output channels. KQ, when not 0,
 // is kq as a constant: MobileNetV2's expansions have C = 16 to 160, 4 to 40 groups, where the
 // loop's own overhead and the call per tile cost more than the products.
-template <int R, bool Signed, int KQ>
+template <int R, bool Signed, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(
     const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, uint32_t flip, const int8_t* w,
     __m256i va0, __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M,
@@ -531,20 +559,58 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_t
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
     if (r >= n_pix) break;
-    store_pairs_pixel<Signed>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (j + r) * M, n_ch);
+    store_pairs_pixel<Signed, Clamp>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (j + r) * M, n_ch);
+  }
+}
+
+// pointwise_pairs_tile for a last block of at most 8 channels (M = 24: MobileNetV2's 56 x 56
+// projections): only the block's first weight vector, so no products are spent on the 8
+// channels past M, and R = 8 pixels share each weight load.
+template <int R, bool Signed, int KQ, bool Clamp>
+__attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_tile(
+    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, uint32_t flip, const int8_t* w,
+    __m256i va, __m256 vs, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
+  const int64_t kq = KQ ? KQ : kq_runtime;
+  const unsigned char* xr[R];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) xr[r] = x + (j + std::min<int64_t>(r, n_pix - 1)) * C;
+  __m256i acc[R];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) acc[r] = va;
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
+  _Pragma("GCC unroll 40")
+  for (int64_t g = 0; g < kq; ++g) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < R; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, xr[r] + g * 4, 4);
+      __m256i b = _mm256_set1_epi32(quad);
+      if (flip) b = _mm256_xor_si256(b, flips);
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
+    }
+  }
+  const __m128i zp = _mm256_castsi256_si128(q8.zero_point);
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < R; ++r) {
+    if (r >= n_pix) break;
+    const __m256i q = requant8<Clamp>(acc[r], vs, q8.hi);
+    const __m128i w16 = _mm_adds_epi16(_mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)), zp);
+    store_channels(y + (j + r) * M, Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16), n_ch, 8);
   }
 }
 
 // Output pixels [j0, j1) of a 1x1 with stride 1 and no padding whose weight pairs fit int16:
 // chunks of 64 pixels (their input stays in L1), each block of 16 output channels in turn over
-// the chunk's tiles of 4 pixels, all in one call.
-template <bool Signed, int KQ>
+// the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer), all in one call.
+template <bool Signed, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
                                                          int64_t j1, uint32_t flip, const int8_t* blocks,
                                                          const ChannelTerms& t, int32_t y_zero_point,
                                                          unsigned char* y) {
   constexpr int64_t kChunk = 64;
-  constexpr int kTileR = 4;
+  constexpr int kTileR = 4, kHalfTileR = 8;
   const int64_t kq = C / 4, n_b = round_up(M, kBlock) / kBlock, w_block = kq * 64;
   const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   for (int64_t c0 = j0; c0 < j1; c0 += kChunk) {
@@ -556,9 +622,15 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
       const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.add + m0));
       const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.add + m0 + 8));
       unsigned char* yb = y + m0;
+      if (n_ch <= 8) {
+        for (int64_t j = c0; j < c1; j += kHalfTileR)
+          pointwise_half_tile<kHalfTileR, Signed, KQ, Clamp>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, flip,
+                                                             w, va0, vs0, q8, yb, M, n_ch);
+        continue;
+      }
       for (int64_t j = c0; j < c1; j += kTileR)
-        pointwise_pairs_tile<kTileR, Signed, KQ>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, flip, w, va0, va1,
-                                                 vs0, vs1, q8, yb, M, n_ch);
+        pointwise_pairs_tile<kTileR, Signed, KQ, Clamp>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, flip, w, va0,
+                                                        va1, vs0, vs1, q8, yb, M, n_ch);
     }
   }
 }
@@ -566,16 +638,22 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
 using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, uint32_t, const int8_t*,
                                   const ChannelTerms&, int32_t, unsigned char*);
 
-template <bool Signed>
+template <bool Signed, bool Clamp>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
   switch (kq) {
-    case 4: return pointwise_pairs<Signed, 4>;
-    case 6: return pointwise_pairs<Signed, 6>;
-    case 8: return pointwise_pairs<Signed, 8>;
-    case 16: return pointwise_pairs<Signed, 16>;
-    case 24: return pointwise_pairs<Signed, 24>;
-    default: return pointwise_pairs<Signed, 0>;
+    case 4: return pointwise_pairs<Signed, 4, Clamp>;
+    case 6: return pointwise_pairs<Signed, 6, Clamp>;
+    case 8: return pointwise_pairs<Signed, 8, Clamp>;
+    case 9: return pointwise_pairs<Signed, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
+    case 16: return pointwise_pairs<Signed, 16, Clamp>;
+    case 24: return pointwise_pairs<Signed, 24, Clamp>;
+    default: return pointwise_pairs<Signed, 0, Clamp>;
   }
+}
+
+template <bool Signed>
+PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp) {
+  return clamp ? pointwise_pairs_kernel<Signed, true>(kq) : pointwise_pairs_kernel<Signed, false>(kq);
 }
 
 using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
@@ -629,10 +707,13 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   auto run = [&](int64_t r0, int64_t r1) {
     const int64_t j0 = r0 * p.OW, j1 = r1 * p.OW;
     PatchRows pr;
+    unsigned char* im2col = nullptr;  // a row patch layer's gather_patches, an output row's
     if (patch) {
       const auto [first, last] = patch_row_range(p, r0, r1);
-      auto* rows = static_cast<unsigned char*>(
-          thread_buffer(ThreadBuffer::qconv_patch_rows, static_cast<size_t>((last - first + 1) * row_bytes)));
+      // 16 bytes of slack after the rows and after the patches, for gather_patches
+      const int64_t rows_bytes = round_up((last - first + 1) * row_bytes + 16, 64);
+      auto* rows = static_cast<unsigned char*>(thread_buffer(
+          ThreadBuffer::qconv_patch_rows, static_cast<size_t>(rows_bytes + p.OW * taps * v.C + 16)));
       if (rows == nullptr) {
         if (is_signed)
           patch_direct(p, xs, x.zero_point, flip, blocks, t, out.y_zero_point, reinterpret_cast<int8_t*>(y), j0, j1);
@@ -642,6 +723,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       }
       fill_patch_rows(p, xs, x.zero_point, first, last, row_bytes, rows);
       pr = {rows, first, row_bytes};
+      im2col = rows + rows_bytes;
     }
     auto sources = [&](int64_t j, int64_t n_pix, const unsigned char** src) {
       if (patch)
@@ -651,8 +733,22 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
     };
 #if KILN_QCONV_NHWC_X86
     if (avx2 && pairs && contiguous) {
-      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq) : pointwise_pairs_kernel<false>(kq);
+      const PointwisePairsFn fn =
+          is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp) : pointwise_pairs_kernel<false>(kq, t.clamp);
       fn(xs, p.C, M, j0, j1, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+      return;
+    }
+    if (avx2 && pairs && patch) {
+      // An output row's patches gathered side by side, then the pointwise kernel on them as a
+      // 1x1 of taps x kq groups (the packed blocks' order): no tap table, and the stem's 4-pixel
+      // tiles run straight through K (MobileNetV2's 3x3 stem: 296 -> ~190 us, one thread).
+      const int64_t kp = taps * v.C;
+      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kp / 4, t.clamp)
+                                            : pointwise_pairs_kernel<false>(kp / 4, t.clamp);
+      for (int64_t r = r0; r < r1; ++r) {
+        gather_patches(p, pr, t.pad, r, im2col);
+        fn(im2col, kp, M, 0, p.OW, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y + r * p.OW * M);
+      }
       return;
     }
     if (avx2) {

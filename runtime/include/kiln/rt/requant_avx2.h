@@ -17,8 +17,13 @@ namespace kiln::rt {
 // saturation of those three steps is the clamp to the type: rounding commutes with a clamp to
 // integer bounds, and every value below them (NaN included: min_ps(hi, NaN) is NaN, converted
 // to INT32_MIN) saturates to the type's least. Two fewer operations a vector than the clamp.
+// Clamp false leaves out the vminps where no product can reach the top (requant_top_unreachable):
+// every value then lies within int32 and the packs' saturation is the whole clamp; it is one
+// of the 7 to 9 operations a vector that share the multiply pipes with the products.
+template <bool Clamp = true>
 __attribute__((target("avx2,fma"))) inline __m256i requant8(__m256i s, __m256 scale, __m256 hi) {
-  return _mm256_cvtps_epi32(_mm256_min_ps(hi, _mm256_mul_ps(_mm256_cvtepi32_ps(s), scale)));
+  const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(s), scale);
+  return _mm256_cvtps_epi32(Clamp ? _mm256_min_ps(hi, v) : v);
 }
 
 // requant8's top of the clamp, the type's largest less the zero point, and the zero point
