@@ -601,21 +601,22 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
   }
 }
 
-// Output pixels [j0, j1) of a 1x1 with stride 1 and no padding whose weight pairs fit int16:
-// chunks of 64 pixels (their input stays in L1), each block of 16 output channels in turn over
-// the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer), all in one call.
+// Output pixels [j0, j1) of a 1x1 with stride 1 and no padding whose weight pairs fit int16,
+// blocks [b0, b1) of 16 output channels: chunks of 64 pixels (their input stays in L1), each
+// block in turn over the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer),
+// all in one call.
 template <bool Signed, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
-                                                         int64_t j1, uint32_t flip, const int8_t* blocks,
-                                                         const ChannelTerms& t, int32_t y_zero_point,
-                                                         unsigned char* y) {
+                                                         int64_t j1, int64_t b0, int64_t b1, uint32_t flip,
+                                                         const int8_t* blocks, const ChannelTerms& t,
+                                                         int32_t y_zero_point, unsigned char* y) {
   constexpr int64_t kChunk = 64;
   constexpr int kTileR = 4, kHalfTileR = 8;
-  const int64_t kq = C / 4, n_b = round_up(M, kBlock) / kBlock, w_block = kq * 64;
+  const int64_t kq = C / 4, w_block = kq * 64;
   const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   for (int64_t c0 = j0; c0 < j1; c0 += kChunk) {
     const int64_t c1 = std::min(j1, c0 + kChunk);
-    for (int64_t b = 0; b < n_b; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
       const int8_t* w = blocks + b * w_block;
       const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock, M - m0);
       const __m256 vs0 = _mm256_loadu_ps(t.scale + m0), vs1 = _mm256_loadu_ps(t.scale + m0 + 8);
@@ -635,8 +636,8 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
   }
 }
 
-using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, uint32_t, const int8_t*,
-                                  const ChannelTerms&, int32_t, unsigned char*);
+using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                  uint32_t, const int8_t*, const ChannelTerms&, int32_t, unsigned char*);
 
 template <bool Signed, bool Clamp>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
@@ -735,7 +736,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
     if (avx2 && pairs && contiguous) {
       const PointwisePairsFn fn =
           is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp) : pointwise_pairs_kernel<false>(kq, t.clamp);
-      fn(xs, p.C, M, j0, j1, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+      fn(xs, p.C, M, j0, j1, 0, n_b, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
       return;
     }
     if (avx2 && pairs && patch) {
@@ -747,7 +748,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
                                             : pointwise_pairs_kernel<false>(kp / 4, t.clamp);
       for (int64_t r = r0; r < r1; ++r) {
         gather_patches(p, pr, t.pad, r, im2col);
-        fn(im2col, kp, M, 0, p.OW, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y + r * p.OW * M);
+        fn(im2col, kp, M, 0, p.OW, 0, n_b, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y + r * p.OW * M);
       }
       return;
     }
@@ -832,6 +833,21 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
     }
 #endif
   };
+#if KILN_QCONV_NHWC_X86
+  // A small plane whose rows do not split evenly (7 x 7: 4 rows against 3, one thread idle a
+  // seventh of the layer) splits the pointwise kernel's channel blocks instead: each thread
+  // then reads all of the layer's input (a few KB at this size) and writes its own channels.
+  const int threads = pool ? pool->size() : 1;
+  if (avx2 && pairs && contiguous && threads > 1 && (p.N * p.OH) % threads != 0 && p.N * p.OH * p.OW <= 256 &&
+      n_b >= 2 * threads) {
+    const PointwisePairsFn fn =
+        is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp) : pointwise_pairs_kernel<false>(kq, t.clamp);
+    parallel_for(pool, n_b, [&](int64_t b0, int64_t b1) {
+      fn(xs, p.C, M, 0, p.N * p.OH * p.OW, b0, b1, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+    });
+    return;
+  }
+#endif
   parallel_for(pool, p.N * p.OH, run);
 }
 

@@ -169,7 +169,10 @@ TEST_CASE("qconv2d_nhwc with weights in [-64, 64]: the AVX2 vpmaddubsw tile, exa
       // and one it does not (C 20): pixel runs across the 64-pixel chunks and the images,
       // output-channel tails
       pointwise(2, 24, 9, 9, 30, 1), pointwise(1, 32, 11, 7, 17, 1), pointwise(1, 64, 5, 5, 40, 1),
-      pointwise(3, 20, 6, 7, 9, 1), dense(1, 64, 14, 14, 64, 3, 1, 1), dense(2, 8, 9, 11, 37, 3, 1, 1), dense(1, 8, 7, 7, 24, 7, 1, 3),
+      pointwise(3, 20, 6, 7, 9, 1),
+      // small planes of an odd row count, which two threads split by channel blocks (the last
+      // one of 8 channels: the half tile)
+      pointwise(1, 160, 7, 7, 200, 1), pointwise(3, 24, 3, 5, 72, 1), dense(1, 64, 14, 14, 64, 3, 1, 1), dense(2, 8, 9, 11, 37, 3, 1, 1), dense(1, 8, 7, 7, 24, 7, 1, 3),
       Conv2dParams{1, 8, 9, 10, 19, 2, 3, 5, 3, 2, 3, 1, 0, 1, 1, 1},
   };
   uint32_t seed = 71;
