@@ -95,18 +95,29 @@ def operator_form(kiln, work):
 def large_per_tensor(kiln, work):
     """QuantizeLinear and DequantizeLinear per tensor on 8 bits, large enough (50000 values, a
     last chunk of 848) that the compiled code splits them into chunks across the threads: at 1
-    and 2 threads the same values as kiln's interpreter and ONNX Runtime's."""
+    and 2 threads the same values as kiln's interpreter and ONNX Runtime's. A quantized Add
+    (kiln.QLinearAdd once fused), split into a share a thread (at 24960 for two), the same values
+    as the interpreter's and within a step of ORT's float Add between its DequantizeLinear and
+    QuantizeLinear."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(2)
     x = (rng.standard_normal((1, 20, 50, 50)) * 3).astype(np.float32)
     inits = [numpy_helper.from_array(v, n) for n, v in [
-        ("s", np.array(0.023, np.float32)), ("zu", np.array(117, np.uint8)), ("zs", np.array(-9, np.int8))]]
+        ("s", np.array(0.023, np.float32)), ("zu", np.array(117, np.uint8)), ("zs", np.array(-9, np.int8)),
+        ("s2", np.array(0.031, np.float32)), ("z2", np.array(90, np.uint8)), ("s3", np.array(0.041, np.float32)),
+        ("z3", np.array(128, np.uint8))]]
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zu"], ["qu"]),
              helper.make_node("QuantizeLinear", ["x", "s", "zs"], ["qs"]),
              helper.make_node("DequantizeLinear", ["qu", "s", "zu"], ["du"]),
-             helper.make_node("DequantizeLinear", ["qs", "s", "zs"], ["ds"])]
+             helper.make_node("DequantizeLinear", ["qs", "s", "zs"], ["ds"]),
+             helper.make_node("Neg", ["x"], ["xn"]),
+             helper.make_node("QuantizeLinear", ["xn", "s2", "z2"], ["qn"]),
+             helper.make_node("DequantizeLinear", ["qn", "s2", "z2"], ["dn"]),
+             helper.make_node("DequantizeLinear", ["qu", "s", "zu"], ["du2"]),
+             helper.make_node("Add", ["du2", "dn"], ["sum"]),
+             helper.make_node("QuantizeLinear", ["sum", "s3", "z3"], ["qadd"])]
     outs = [("qu", TensorProto.UINT8), ("qs", TensorProto.INT8), ("du", TensorProto.FLOAT),
-            ("ds", TensorProto.FLOAT)]
+            ("ds", TensorProto.FLOAT), ("qadd", TensorProto.UINT8)]
     graph = helper.make_graph(nodes, "large", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                               [helper.make_tensor_value_info(n, t, x.shape) for n, t in outs], inits)
     path = os.path.join(work, "large.onnx")
@@ -126,7 +137,7 @@ def large_per_tensor(kiln, work):
             same = got.shape == ref.shape and np.array_equal(got, ref)
             diff = float(np.abs(got.astype(np.float64) - w.astype(np.float64)).max())
             print(f"per tensor, {threads} threads, {name}: equal to the interpreter {same}, max |kiln - ORT| {diff:g}")
-            ok = ok and same and diff == 0
+            ok = ok and same and diff <= (1 if name == "qadd" else 0)
     return ok
 
 
