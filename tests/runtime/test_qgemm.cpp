@@ -117,6 +117,44 @@ TEST_CASE("qgemm threaded gives the single-thread result") {
   }
 }
 
+TEST_CASE("qgemm single rows (a classifier's GEMV): 1 to 4 panels at once, pairs within 128 and beyond, threads") {
+  // On AVX2 a row whose B pairs (k 0-1 and 2-3 of each group) are within 128 of one sign runs
+  // on the vpmaddubsw row kernel, others on the widening tile; on VNNI every row on its row kernel.
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 40;
+  for (const auto& s : std::vector<std::array<int64_t, 2>>{
+           {1, 1}, {16, 4}, {17, 5}, {48, 9}, {64, 8}, {65, 3}, {100, 33}, {1000, 1280}, {130, 67}}) {
+    const int64_t N = s[0], K = s[1];
+    CAPTURE(N);
+    CAPTURE(K);
+    const auto a = random_ints<uint8_t>(static_cast<size_t>(K), seed++, 0, 255);
+    const auto narrow = random_ints<int8_t>(static_cast<size_t>(K * N), seed++, -64, 64);
+    const auto wide = random_ints<int8_t>(static_cast<size_t>(K * N), seed++, -128, 127);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      check_i32(1, N, K, a, 0, narrow, {}, pool);
+      check_i32(1, N, K, a, 201, narrow, random_ints<int32_t>(static_cast<size_t>(N), seed++, -5, 5), pool);
+      check_i32(1, N, K, a, 9, wide, {}, pool);
+      const auto as8 = random_ints<int8_t>(static_cast<size_t>(K), seed++, -128, 127);
+      check_i32(1, N, K, as8, -3, narrow, {}, pool);
+    }
+  }
+  // The bounds: pairs of 128 (64 + 64, -128 + 0) against 255 fit int16 exactly; 127 + 2 does not
+  // (255 x 129 > 32767), so that B takes the widening tile.
+  for (int64_t K : {4, 8, 1280}) {
+    CAPTURE(K);
+    const int64_t N = 70;
+    const std::vector<uint8_t> a(static_cast<size_t>(K), 255);
+    std::vector<int8_t> at_bound(static_cast<size_t>(K * N)), past(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) {
+        at_bound[k * N + j] = (j % 3 == 0) ? int8_t(64) : (j % 3 == 1) ? (k % 2 ? int8_t(0) : int8_t(-128)) : int8_t(-64);
+        past[k * N + j] = k % 2 ? int8_t(2) : int8_t(127);
+      }
+    check_i32(1, N, K, a, 0, at_bound, {}, nullptr);
+    check_i32(1, N, K, a, 0, past, {}, nullptr);
+  }
+}
+
 TEST_CASE("qgemm requantizing epilogue: bias, per-column scale, clamp, u8/s8/f32 with strided output") {
   const int64_t M = 9, N = 18, K = 27;
   const auto a = random_ints<uint8_t>(M * K, 21, 0, 255);
