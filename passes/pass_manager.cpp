@@ -45,7 +45,7 @@ std::vector<std::string> pipeline_for_level(int level) {
   if (level == 1) return p;
   for (const char* name : {"recognize_layer_norm", "recognize_gelu", "recognize_swish", "recognize_attention",
                            "fuse_matmul_add", "fuse_epilogue", "fuse_expand_depthwise", "layout_nchwc", "layout_nhwc",
-                           "fuse_elementwise",
+                           "fuse_nhwc_global_pool", "fuse_elementwise",
                            "eliminate_dead_code"})
     p.push_back(name);
   return p;

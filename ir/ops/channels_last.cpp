@@ -1,7 +1,10 @@
-// Channels-last (NHWC) 8-bit tensors and the ops on them, made only by passes/layout_nhwc.cpp.
+// Channels-last (NHWC) 8-bit tensors and the ops on them, made only by passes/layout_nhwc.cpp (and
+// fuse_nhwc_global_pool.cpp).
 // kiln.ToNhwc and kiln.FromNhwc are Transposes of a rank-4 tensor (perm 0 2 3 1 and 0 3 1 2);
 // kiln.QLinearConvNhwc is a QLinearConv whose x and y are NHWC, its semantics QLinearConv's
-// through the registry (no math is written twice). kiln.QLinearAdd needs no NHWC form: it
+// through the registry (no math is written twice), and kiln.DequantizeGlobalAveragePoolNhwc the
+// f32 GlobalAveragePool of a per-tensor DequantizeLinear of a kiln.FromNhwc, through theirs
+// (made by passes/fuse_nhwc_global_pool.cpp). kiln.QLinearAdd needs no NHWC form: it
 // adds tensors of one shape element by element, whatever their layout.
 #include "ir/ops/channels_last.h"
 
@@ -42,6 +45,22 @@ void eval_to_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Te
 }
 void eval_from_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   out[0] = transposed(*in[0], kToNchw);
+}
+
+// kiln.DequantizeGlobalAveragePoolNhwc: x [N, H, W, C] (8 bits) to f32 [N, C, 1, 1], the result of
+// GlobalAveragePool(DequantizeLinear(kiln.FromNhwc(x), x_scale, x_zero_point)), the scale and zero
+// point per tensor (passes/fuse_nhwc_global_pool.cpp makes it only so).
+void infer_dequantize_gap_nhwc(Node& node) {
+  const Shape& s = node.input(0)->shape();
+  if (s.rank() != 4) fail("{}: expected a 4-D tensor, got {}", node.describe(), s.str());
+  const DType t = node.input(0)->dtype();
+  if (t != DType::U8 && t != DType::I8) fail("{}: expected u8 or i8, got {}", node.describe(), dtype_name(t));
+  node.output(0)->set_type(DType::F32, Shape({s[0], s[3], Dim(1), Dim(1)}));
+}
+void eval_dequantize_gap_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const Tensor nchw = transposed(*in[0], kToNchw);
+  const Tensor dq = eval_op("DequantizeLinear", {}, {&nchw, in[1], in.size() > 2 ? in[2] : nullptr});
+  out[0] = eval_op("GlobalAveragePool", {}, {&dq});
 }
 
 // kiln.QLinearConvNhwc's inputs as QLinearConv's: x in NCHW.
@@ -127,6 +146,15 @@ void register_channels_last_ops(Registry& r) {
       .outputs = {"Y"},
       .infer = infer_from_nhwc,
       .eval = eval_from_nhwc,
+  });
+  r.add(OpDef{
+      .name = "kiln.DequantizeGlobalAveragePoolNhwc",
+      .summary = "GlobalAveragePool(DequantizeLinear(kiln.FromNhwc(x), x_scale, x_zero_point)) of an 8-bit "
+                 "channels-last x quantized per tensor: f32 [N, C, 1, 1]",
+      .inputs = {{"x"}, {"x_scale"}, {"x_zero_point", true}},
+      .outputs = {"Y"},
+      .infer = infer_dequantize_gap_nhwc,
+      .eval = eval_dequantize_gap_nhwc,
   });
   const OpDef* conv = r.find("QLinearConv");
   if (!conv) fail("op family 'channels_last' needs QLinearConv registered first");

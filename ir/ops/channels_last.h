@@ -1,5 +1,6 @@
 // Channels-last 8-bit ops (ir/ops/channels_last.cpp): kiln.ToNhwc, kiln.FromNhwc and
-// kiln.QLinearConvNhwc, made by passes/layout_nhwc.cpp.
+// kiln.QLinearConvNhwc, made by passes/layout_nhwc.cpp, and kiln.DequantizeGlobalAveragePoolNhwc,
+// made by passes/fuse_nhwc_global_pool.cpp.
 #pragma once
 
 #include "ir/graph.h"

@@ -226,14 +226,7 @@ namespace {
 void global_avg_rows(int64_t i0, int64_t i1, int64_t spatial, const float* x, float* y) {
   for (int64_t i = i0; i < i1; ++i) {
     const float* xs = x + i * spatial;
-    float s[8] = {};
-    int64_t j = 0;
-    for (; j + 8 <= spatial; j += 8)
-      for (int q = 0; q < 8; ++q) s[q] += xs[j + q];
-    float tail = 0.f;
-    for (; j < spatial; ++j) tail += xs[j];
-    const float sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
-    y[i] = spatial > 0 ? sum / static_cast<float>(spatial) : 0.f;
+    y[i] = plane_mean(spatial, [xs](int64_t j) { return xs[j]; });
   }
 }
 

@@ -110,6 +110,7 @@ TEST_CASE("fuse_epilogue") { run_file("fuse_epilogue"); }
 TEST_CASE("fuse_expand_depthwise") { run_file("fuse_expand_depthwise"); }
 TEST_CASE("layout_nchwc") { run_file("layout_nchwc"); }
 TEST_CASE("layout_nhwc") { run_file("layout_nhwc"); }
+TEST_CASE("fuse_nhwc_global_pool") { run_file("fuse_nhwc_global_pool"); }
 TEST_CASE("fuse_elementwise") { run_file("fuse_elementwise"); }
 TEST_CASE("fuse_qdq") { run_file("fuse_qdq"); }
 TEST_CASE("quantize_dynamic") { run_file("quantize_dynamic"); }

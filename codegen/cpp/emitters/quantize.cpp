@@ -1,6 +1,7 @@
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
 // ConvInteger, QLinearConv, kiln.QLinearAdd and the channels-last kiln.QLinearConvNhwc,
-// kiln.ToNhwc and kiln.FromNhwc (kiln/rt/qconv_nhwc.h):
+// kiln.ToNhwc and kiln.FromNhwc (kiln/rt/qconv_nhwc.h) and kiln.DequantizeGlobalAveragePoolNhwc
+// (kiln/rt/pool.h):
 // calls to the runtime's loops (kiln/rt/quantize.h, kiln/rt/qlinear.h), the functions kiln's
 // reference runs too. When the weights and the quantization parameters are constants, the
 // integer matmuls and convolutions run on the int8 GEMM instead (kiln/rt/qgemm.h, qconv.h:
@@ -390,6 +391,21 @@ void emit_transpose_nhwc(EmitContext& ctx, const ir::Node& node, bool to_nhwc) {
                        ctx.in(node, 0), ctx.out(node, 0)));
 }
 
+// kiln.DequantizeGlobalAveragePoolNhwc: x [N, H, W, C] averaged per channel, its scale and zero
+// point read at run time.
+void emit_dequantize_gap_nhwc(EmitContext& ctx, const ir::Node& node) {
+  const std::vector<int64_t> d = dims_of(node.input(0));
+  const std::string zp =
+      node.has_input(2) ? fmt::format("static_cast<float>({}[0])", ctx.in(node, 2)) : std::string("0.0f");
+  ctx.line(fmt::format("kiln::rt::dequantize_global_avgpool_nhwc<{}>({}, {}, {}, {}, {}[0], {}, {}, pool);",
+                       cpp_type(node.input(0)->dtype()), d[0], d[1] * d[2], d[3], ctx.in(node, 0), ctx.in(node, 1), zp,
+                       ctx.out(node, 0)));
+}
+
+std::string unsupported_dequantize_gap_nhwc(const ir::Node& node) {
+  return node.input(1)->dtype() == ir::DType::F32 ? "" : "compiled kiln.DequantizeGlobalAveragePoolNhwc needs an f32 scale";
+}
+
 }  // namespace
 
 void register_quantize_emitters(EmitterRegistry& r) {
@@ -411,6 +427,8 @@ void register_quantize_emitters(EmitterRegistry& r) {
   r.add("kiln.FromNhwc",
         Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_transpose_nhwc(ctx, node, false); },
                 .unsupported = unsupported_transpose_nhwc});
+  r.add("kiln.DequantizeGlobalAveragePoolNhwc",
+        Emitter{.emit = emit_dequantize_gap_nhwc, .unsupported = unsupported_dequantize_gap_nhwc});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -30,9 +30,35 @@ void maxpool2d_s8(const Pool2dParams& p, const int8_t* x, int8_t* y, ThreadPool*
 void avgpool2d_f32(const Pool2dParams& p, bool count_include_pad, const float* x, float* y,
                    ThreadPool* pool) noexcept;
 
+// The mean of value(0) .. value(spatial - 1) as global_avgpool_f32 computes it, in its order:
+// 8 running sums over the first spatial / 8 * 8 values (sum q takes values q, q + 8, ...), a
+// running sum of the rest, then ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) + rest,
+// divided by spatial (0 for no values).
+template <class Value>
+float plane_mean(int64_t spatial, Value value) noexcept {
+  float s[8] = {};
+  int64_t j = 0;
+  for (; j + 8 <= spatial; j += 8)
+    for (int q = 0; q < 8; ++q) s[q] += value(j + q);
+  float rest = 0.f;
+  for (; j < spatial; ++j) rest += value(j);
+  const float sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + rest;
+  return spatial > 0 ? sum / static_cast<float>(spatial) : 0.f;
+}
+
 // y[i] = mean of x[i*spatial .. (i+1)*spatial), for i in [0, NC); planes split across the pool
 // (nullptr: serial) when there are enough of them.
 void global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, ThreadPool* pool = nullptr) noexcept;
+
+// kiln.DequantizeGlobalAveragePoolNhwc: GlobalAveragePool(DequantizeLinear(x)) of an 8-bit
+// channels-last x [N, spatial, C] quantized per tensor (Q uint8_t or int8_t; the zero point as a
+// float), to y [N, C]: each channel's values dequantized as dequantize_linear does ((x - zp) *
+// scale in float) and averaged in plane_mean's order, so the same values as a kiln.FromNhwc,
+// DequantizeLinear and GlobalAveragePool would give, without their f32 tensor. Channels split
+// across the pool, as the 1x1 before it splits them on a small plane (qconv_nhwc.cpp).
+template <class Q>
+void dequantize_global_avgpool_nhwc(int64_t N, int64_t spatial, int64_t C, const Q* x, float scale, float zero_point,
+                                    float* y, ThreadPool* pool = nullptr) noexcept;
 
 // y[i] = max of x[i*spatial .. (i+1)*spatial); T is any type with operator<.
 template <class T>
