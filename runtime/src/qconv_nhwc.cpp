@@ -411,6 +411,16 @@ __attribute__((target("avx2,fma"))) inline void store_channels(unsigned char* y,
   }
 }
 
+// A pixel's 4 bytes at `at` in every dword, their sign bits flipped when `flip` (s8 input read
+// as u8; flips holds flip in every dword). The AVX2 tiles' broadcast operand.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i broadcast_quad(const unsigned char* at,
+                                                                                 uint32_t flip, __m256i flips) {
+  int32_t quad;
+  std::memcpy(&quad, at, 4);
+  const __m256i b = _mm256_set1_epi32(quad);
+  return flip ? _mm256_xor_si256(b, flips) : b;
+}
+
 // AVX2 (no VNNI): the products widened to int16 and summed in pairs by vpmaddwd, exact (a u8 x
 // s8 product fits int16, a sum of two does not: vpmaddubsw would saturate). R <= 4 pixels
 // (src[t * 7 + r0 + r]) times 8 output channels: 2R sums in registers, of 16. w: the 8
@@ -439,11 +449,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
       const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + g * 64 + 16)));
       _Pragma("GCC unroll 4")
       for (int r = 0; r < R; ++r) {
-        int32_t quad;
-        std::memcpy(&quad, xr[r] + g * 4, 4);
-        __m256i b = _mm256_set1_epi32(quad);
-        if (flip) b = _mm256_xor_si256(b, flips);
-        b = _mm256_shuffle_epi8(b, widen);
+        const __m256i b = _mm256_shuffle_epi8(broadcast_quad(xr[r] + g * 4, flip, flips), widen);
         acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b, w0));
         acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b, w1));
       }
@@ -473,10 +479,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256
                                                                            __m256i ones) {
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
-    int32_t quad;
-    std::memcpy(&quad, xr[r] + offset, 4);
-    __m256i b = _mm256_set1_epi32(quad);
-    if (flip) b = _mm256_xor_si256(b, flips);
+    const __m256i b = broadcast_quad(xr[r] + offset, flip, flips);
     acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
     acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
   }
@@ -611,10 +614,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     _Pragma("GCC unroll 8")
     for (int r = 0; r < R; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, xr[r] + g * 4, 4);
-      __m256i b = _mm256_set1_epi32(quad);
-      if (flip) b = _mm256_xor_si256(b, flips);
+      const __m256i b = broadcast_quad(xr[r] + g * 4, flip, flips);
       acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
     }
   }
