@@ -18,7 +18,8 @@ bool one_element_constant(const ir::Value* v) {
 bool try_fuse(ir::Graph& graph, ir::Node& gap) {
   if (gap.op() != "GlobalAveragePool" || !gap.input(0)->has_type() || gap.input(0)->shape().rank() != 4) return false;
   ir::Node* dq = producer_for(gap.input(0), "DequantizeLinear", &gap);
-  if (!dq || dq->output(0)->dtype() != ir::DType::F32 || (dq->has_attr("block_size") && dq->i("block_size") != 0)) return false;
+  if (!dq || dq->output(0)->dtype() != ir::DType::F32) return false;
+  if (dq->has_attr("block_size") && dq->i("block_size") != 0) return false;
   float scale;
   if (!f32_scalar(dq->input(1), scale)) return false;
   const bool has_zp = dq->has_input(2);

@@ -51,11 +51,19 @@ void eval_from_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<
 // GlobalAveragePool(DequantizeLinear(kiln.FromNhwc(x), x_scale, x_zero_point)), the scale and zero
 // point per tensor (passes/fuse_nhwc_global_pool.cpp makes it only so).
 void infer_dequantize_gap_nhwc(Node& node) {
-  const Shape& s = node.input(0)->shape();
-  if (s.rank() != 4) fail("{}: expected a 4-D tensor, got {}", node.describe(), s.str());
   const DType t = node.input(0)->dtype();
   if (t != DType::U8 && t != DType::I8) fail("{}: expected u8 or i8, got {}", node.describe(), dtype_name(t));
-  node.output(0)->set_type(DType::F32, Shape({s[0], s[3], Dim(1), Dim(1)}));
+  // The three ops' own rules, in turn (they check the scale and zero point).
+  std::pair<DType, Shape> x{t, permuted(node, node.input(0)->shape(), kToNchw)}, scale, zero_point;
+  std::vector<std::pair<DType, Shape>*> dq{&x, &scale, nullptr};
+  scale = {node.input(1)->dtype(), node.input(1)->shape()};
+  if (node.has_input(2)) {
+    zero_point = {node.input(2)->dtype(), node.input(2)->shape()};
+    dq[2] = &zero_point;
+  }
+  std::pair<DType, Shape> y = infer_op("DequantizeLinear", {}, dq);
+  const auto [dtype, shape] = infer_op("GlobalAveragePool", {}, {&y});
+  node.output(0)->set_type(dtype, shape);
 }
 void eval_dequantize_gap_nhwc(const Node&, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
   const Tensor nchw = transposed(*in[0], kToNchw);

@@ -37,7 +37,7 @@ int64_t k_groups(int64_t K) { return (K + 3) / 4; }
 struct PackedHeader {
   int64_t K, N;
   int32_t b_shift;    // 128 when the source was u8 (stored as b - 128)
-  int32_t pairs_fit;  // 1 when every pair of B values (k 0-1, 2-3 of a group) is within 128 of one sign: see row_pairs_avx2
+  int32_t pairs_fit;  // 1: every pair of B values (k 0-1, 2-3 of a group) is within 128 (row_pairs_avx2)
 };
 
 int64_t colsum_bytes(int64_t N) { return round_up(round_up(N, kNR) * 4, 64); }
@@ -68,7 +68,8 @@ void pack_b_impl(int64_t K, int64_t N, const T* src, int64_t stride_k, int64_t s
           const int8_t v = (k < K && n < N) ? Convert(src[k * stride_k + n * stride_n]) : int8_t{0};
           panel[g * 64 + j * 4 + t] = v;
           if (n < N) sums[n] += v;
-          if (t % 2 == 1) pairs_fit = pairs_fit && std::abs(int32_t{panel[g * 64 + j * 4 + t - 1]}) + std::abs(int32_t{v}) <= 128;
+          if (t % 2 == 1)
+            pairs_fit = pairs_fit && std::abs(int32_t{panel[g * 64 + j * 4 + t - 1]}) + std::abs(int32_t{v}) <= 128;
         }
   }
   const PackedHeader h{K, N, shift, pairs_fit ? 1 : 0};
@@ -176,7 +177,6 @@ __attribute__((target("avx2"))) void row_pairs_avx2(int64_t kq, const uint8_t* a
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + q * kNR + 8), acc[q][1]);
   }
 }
-
 
 // AVX-512 VNNI (on 256-bit registers): vpdpbusd adds four u8 x s8 products into int32, exact.
 template <bool BS, int R>
@@ -427,10 +427,12 @@ QGemmIsa best_isa() {
   return isa;
 }
 
+// The kernels `isa` asks for: the best the CPU has for automatic or one it lacks.
+QGemmIsa resolved(QGemmIsa isa) { return isa == QGemmIsa::automatic || !cpu_has(isa) ? best_isa() : isa; }
+
 template <bool BS>
 KernelFn kernel_for(QGemmIsa isa) {
-  if (isa == QGemmIsa::automatic || !cpu_has(isa)) isa = best_isa();
-  switch (isa) {
+  switch (resolved(isa)) {
 #if KILN_QGEMM_X86
     case QGemmIsa::avx512_vnni: return kernel_vnni<BS>;
     case QGemmIsa::avx2: return kernel_avx2<BS>;
@@ -466,6 +468,10 @@ void pack_a(const unsigned char* a, int64_t lda, bool a_signed, int64_t m, int64
   }
 }
 
+// How a single row of A runs: through Problem::kernel, on row_pairs_avx2 (AVX2 chosen, B's
+// pairs_fit) or on row_vnni.
+enum class RowKernel { none, pairs_avx2, vnni };
+
 struct Problem {
   int64_t M, N, K;
   const unsigned char* a;
@@ -479,7 +485,7 @@ struct Problem {
   const int32_t* colsums;  // null when K == 0
   QGemmOutput out;
   KernelFn kernel;
-  int row_kernel;  // single rows: 0 through `kernel`, 1 on row_pairs_avx2 (AVX2 chosen, B's pairs_fit), 2 on row_vnni
+  RowKernel row_kernel;  // for single rows
 };
 
 int64_t pick(int64_t count, int64_t j) { return count > 1 ? j : 0; }
@@ -613,13 +619,14 @@ void run_block(const Problem& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
   auto* row_sums = reinterpret_cast<uint32_t*>(apack + apack_bytes);
   pack_a(p.a + i0 * p.lda, p.lda, p.a_signed, m, p.K, apack, row_sums);
 #if KILN_QGEMM_X86
-  if (m == 1 && p.row_kernel != 0) {
+  if (m == 1 && p.row_kernel != RowKernel::none) {
     // A single row (a classifier's GEMV): 4 panels at a time on row_kernel, each finished alone.
     alignas(64) int32_t row[4 * kNR];
     const int64_t panel_bytes = kq * 64;
     for (int64_t j = j0; j < j1; j += 4 * kNR) {
       const int panels = static_cast<int>(std::min<int64_t>(4, (j1 - j + kNR - 1) / kNR));
-      row_kernel(p.row_kernel == 2, kq, apack, packed_panel(p.packed_b, p.K, p.N, j), panel_bytes, panels, row);
+      const int8_t* panel = packed_panel(p.packed_b, p.K, p.N, j);
+      row_kernel(p.row_kernel == RowKernel::vnni, kq, apack, panel, panel_bytes, panels, row);
       for (int q = 0; q < panels; ++q) {
         const int64_t jq = j + q * kNR;
         finish_tile(p, row + q * kNR, row_sums, i0, jq, 1, std::min(kNR, j1 - jq));
@@ -832,8 +839,7 @@ QTileKernel qgemm_tile_kernel(QGemmIsa isa, bool broadcast_signed) noexcept {
 
 QTileRequantKernel qgemm_tile_requant_kernel(QGemmIsa isa) noexcept {
 #if KILN_QGEMM_X86
-  if (isa == QGemmIsa::automatic || !cpu_has(isa)) isa = best_isa();
-  if (isa == QGemmIsa::avx512_vnni) return kernel_vnni_requant_any;
+  if (resolved(isa) == QGemmIsa::avx512_vnni) return kernel_vnni_requant_any;
 #else
   (void)isa;
 #endif
@@ -870,10 +876,13 @@ void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char
             K > 0 ? packed_colsums(packed_b) : nullptr,
             out,
             kernel_for<false>(isa),
-            0};
+            RowKernel::none};
 #if KILN_QGEMM_X86
-  const QGemmIsa chosen = isa == QGemmIsa::automatic || !cpu_has(isa) ? best_isa() : isa;
-  p.row_kernel = chosen == QGemmIsa::avx512_vnni ? 2 : chosen == QGemmIsa::avx2 && h.pairs_fit == 1 ? 1 : 0;
+  const QGemmIsa chosen = resolved(isa);
+  if (chosen == QGemmIsa::avx512_vnni)
+    p.row_kernel = RowKernel::vnni;
+  else if (chosen == QGemmIsa::avx2 && h.pairs_fit == 1)
+    p.row_kernel = RowKernel::pairs_avx2;
 #endif
   if (K <= 0) {
     // Empty sums: acc = 0; the epilogue still runs (bias, offset, zero point).

@@ -147,7 +147,8 @@ TEST_CASE("qgemm single rows (a classifier's GEMV): 1 to 4 panels at once, pairs
     std::vector<int8_t> at_bound(static_cast<size_t>(K * N)), past(static_cast<size_t>(K * N));
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < N; ++j) {
-        at_bound[k * N + j] = (j % 3 == 0) ? int8_t(64) : (j % 3 == 1) ? (k % 2 ? int8_t(0) : int8_t(-128)) : int8_t(-64);
+        const int8_t low_pair = k % 2 ? int8_t(0) : int8_t(-128);  // (-128, 0)
+        at_bound[k * N + j] = j % 3 == 0 ? int8_t(64) : j % 3 == 1 ? low_pair : int8_t(-64);
         past[k * N + j] = k % 2 ? int8_t(2) : int8_t(127);
       }
     check_i32(1, N, K, a, 0, at_bound, {}, nullptr);

@@ -63,8 +63,8 @@ void emit_shares(EmitContext& ctx, int64_t n, const std::string& call) {
   }
   ctx.line("const int64_t shares = pool != nullptr ? pool->size() : 1;");
   ctx.line("kiln::rt::parallel_for(pool, shares, [&](int64_t c0, int64_t c1) {");
-  ctx.line(fmt::format("  const int64_t b = {} * c0 / shares / 64 * 64, e = c1 == shares ? {} : {} * c1 / shares / 64 * 64;",
-                       n, n, n));
+  ctx.line(fmt::format("  const int64_t b = {} * c0 / shares / 64 * 64,", n));
+  ctx.line(fmt::format("                e = c1 == shares ? {} : {} * c1 / shares / 64 * 64;", n, n));
   ctx.line("  " + call);
   ctx.line("});");
 }
@@ -402,8 +402,12 @@ void emit_dequantize_gap_nhwc(EmitContext& ctx, const ir::Node& node) {
                        ctx.out(node, 0)));
 }
 
+// The kernel reads one scale and one zero point (fuse_nhwc_global_pool makes the op only so).
 std::string unsupported_dequantize_gap_nhwc(const ir::Node& node) {
-  return node.input(1)->dtype() == ir::DType::F32 ? "" : "compiled kiln.DequantizeGlobalAveragePoolNhwc needs an f32 scale";
+  const bool one_scale = node.input(1)->dtype() == ir::DType::F32 && numel_of(node.input(1)) == 1;
+  if (!one_scale || (node.has_input(2) && numel_of(node.input(2)) != 1))
+    return "compiled kiln.DequantizeGlobalAveragePoolNhwc needs one f32 scale and one zero point (per tensor)";
+  return "";
 }
 
 }  // namespace
