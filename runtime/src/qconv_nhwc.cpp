@@ -555,88 +555,113 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     store_pairs_pixel<Signed>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (r0 + r) * M, n_ch);
 }
 
-// tile_avx2_pairs for a 1x1 with stride 1 and no padding, pixels [j, j + R) (pixel j's channels
-// at x + j C; rows past n_pix repeat the last), one block of 16 output channels. KQ, when not 0,
-// is kq as a constant: MobileNetV2's expansions have C = 16 to 160, 4 to 40 groups, where the
-// loop's own overhead and the call per tile cost more than the products.
-template <int R, bool Signed, int KQ, bool Clamp>
+// A pixel's 4 bytes at `at` in every dword, their sign bits flipped for an s8 input (XSigned):
+// broadcast_quad with the flip known when compiling.
+template <bool XSigned>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i quad_of(const unsigned char* at) {
+  int32_t quad;
+  std::memcpy(&quad, at, 4);
+  const __m256i b = _mm256_set1_epi32(quad);
+  return XSigned ? _mm256_xor_si256(b, _mm256_set1_epi8(static_cast<char>(0x80))) : b;
+}
+
+// acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
+// int16 pair sums, widened and summed into int32 by vpmaddwd by ones.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i pairs_mac(__m256i acc, __m256i b, __m256i w,
+                                                                            __m256i ones) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
+}
+
+// tile_avx2_pairs for a 1x1 with stride 1 and no padding: pixels [j, j + 4) (pixel j's channels
+// at x + j C; pixels past n_pix repeat the last) times one block of 16 output channels. The 8
+// sums are named locals, not an array: GCC kept an array of them on the stack, and branched on
+// a run-time flip at every broadcast, which cost a third of the kernel. KQ, when not 0, is kq
+// as a constant (MobileNetV2's expansions have 4 to 40 groups).
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(
-    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, uint32_t flip, const int8_t* w,
-    __m256i va0, __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M,
-    int64_t n_ch) {
+    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va0,
+    __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
   const int64_t kq = KQ ? KQ : kq_runtime;
-  const unsigned char* xr[R];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) xr[r] = x + (j + std::min<int64_t>(r, n_pix - 1)) * C;
-  __m256i acc[R][2];  // from the channel terms, as in tile_avx2_pairs
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) acc[r][0] = va0, acc[r][1] = va1;
+  const unsigned char* x0 = x + j * C;
+  const unsigned char* x1 = x + (j + std::min<int64_t>(1, n_pix - 1)) * C;
+  const unsigned char* x2 = x + (j + std::min<int64_t>(2, n_pix - 1)) * C;
+  const unsigned char* x3 = x + (j + std::min<int64_t>(3, n_pix - 1)) * C;
+  // From the channel terms, as in tile_avx2_pairs; aRV: pixel R, channels 8V..8V+7.
+  __m256i a00 = va0, a01 = va1, a10 = va0, a11 = va1, a20 = va0, a21 = va1, a30 = va0, a31 = va1;
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
-  _Pragma("GCC unroll 40")
   for (int64_t g = 0; g < kq; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
-    pairs_step<R>(acc, xr, g * 4, w0, w1, flip, flips, ones);
+    __m256i b = quad_of<XSigned>(x0 + g * 4);
+    a00 = pairs_mac(a00, b, w0, ones), a01 = pairs_mac(a01, b, w1, ones);
+    b = quad_of<XSigned>(x1 + g * 4);
+    a10 = pairs_mac(a10, b, w0, ones), a11 = pairs_mac(a11, b, w1, ones);
+    b = quad_of<XSigned>(x2 + g * 4);
+    a20 = pairs_mac(a20, b, w0, ones), a21 = pairs_mac(a21, b, w1, ones);
+    b = quad_of<XSigned>(x3 + g * 4);
+    a30 = pairs_mac(a30, b, w0, ones), a31 = pairs_mac(a31, b, w1, ones);
   }
-  if (R % 2 == 0 && n_pix == R && n_ch == kBlock) {
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r + 1 < R; r += 2)
-      store_pairs_two<Signed, Clamp>(acc[r][0], acc[r][1], acc[r + 1][0], acc[r + 1][1], vs0, vs1, q8,
-                                     y + (j + r) * M, y + (j + r + 1) * M);
+  unsigned char* yj = y + j * M;
+  if (n_pix == 4 && n_ch == kBlock) {
+    store_pairs_two<Signed, Clamp>(a00, a01, a10, a11, vs0, vs1, q8, yj, yj + M);
+    store_pairs_two<Signed, Clamp>(a20, a21, a30, a31, vs0, vs1, q8, yj + 2 * M, yj + 3 * M);
     return;
   }
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) {
-    if (r >= n_pix) break;
-    store_pairs_pixel<Signed, Clamp>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (j + r) * M, n_ch);
-  }
+  store_pairs_pixel<Signed, Clamp>(a00, a01, vs0, vs1, q8, yj, n_ch);
+  if (n_pix > 1) store_pairs_pixel<Signed, Clamp>(a10, a11, vs0, vs1, q8, yj + M, n_ch);
+  if (n_pix > 2) store_pairs_pixel<Signed, Clamp>(a20, a21, vs0, vs1, q8, yj + 2 * M, n_ch);
+  if (n_pix > 3) store_pairs_pixel<Signed, Clamp>(a30, a31, vs0, vs1, q8, yj + 3 * M, n_ch);
+}
+
+// A pixel's 8 sums (one vector) requantized and stored, the first n_ch bytes at y.
+template <bool Signed, bool Clamp>
+__attribute__((target("avx2,fma"), always_inline)) inline void store_half_pixel(__m256i acc, __m256 vs,
+                                                                                 const Requant8Bounds& q8,
+                                                                                 unsigned char* y, int64_t n_ch) {
+  const __m256i q = requant8<Clamp>(acc, vs, q8.hi);
+  const __m128i w16 = _mm_adds_epi16(_mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)),
+                                     _mm256_castsi256_si128(q8.zero_point));
+  store_channels(y, Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16), n_ch, 8);
 }
 
 // pointwise_pairs_tile for a last block of at most 8 channels (M = 24: MobileNetV2's 56 x 56
 // projections): only the block's first weight vector, so no products are spent on the 8
-// channels past M, and R = 8 pixels share each weight load.
-template <int R, bool Signed, int KQ, bool Clamp>
+// channels past M, and 8 pixels share each weight load.
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_tile(
-    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, uint32_t flip, const int8_t* w,
-    __m256i va, __m256 vs, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
+    const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va,
+    __m256 vs, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
   const int64_t kq = KQ ? KQ : kq_runtime;
-  const unsigned char* xr[R];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) xr[r] = x + (j + std::min<int64_t>(r, n_pix - 1)) * C;
-  __m256i acc[R];
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) acc[r] = va;
+  const auto px = [&](int64_t r) { return x + (j + std::min<int64_t>(r, n_pix - 1)) * C; };
+  const unsigned char *x0 = px(0), *x1 = px(1), *x2 = px(2), *x3 = px(3);
+  const unsigned char *x4 = px(4), *x5 = px(5), *x6 = px(6), *x7 = px(7);
+  __m256i a0 = va, a1 = va, a2 = va, a3 = va, a4 = va, a5 = va, a6 = va, a7 = va;
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
-  _Pragma("GCC unroll 40")
   for (int64_t g = 0; g < kq; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < R; ++r) {
-      const __m256i b = broadcast_quad(xr[r] + g * 4, flip, flips);
-      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
-    }
+    a0 = pairs_mac(a0, quad_of<XSigned>(x0 + g * 4), w0, ones);
+    a1 = pairs_mac(a1, quad_of<XSigned>(x1 + g * 4), w0, ones);
+    a2 = pairs_mac(a2, quad_of<XSigned>(x2 + g * 4), w0, ones);
+    a3 = pairs_mac(a3, quad_of<XSigned>(x3 + g * 4), w0, ones);
+    a4 = pairs_mac(a4, quad_of<XSigned>(x4 + g * 4), w0, ones);
+    a5 = pairs_mac(a5, quad_of<XSigned>(x5 + g * 4), w0, ones);
+    a6 = pairs_mac(a6, quad_of<XSigned>(x6 + g * 4), w0, ones);
+    a7 = pairs_mac(a7, quad_of<XSigned>(x7 + g * 4), w0, ones);
   }
-  const __m128i zp = _mm256_castsi256_si128(q8.zero_point);
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < R; ++r) {
-    if (r >= n_pix) break;
-    const __m256i q = requant8<Clamp>(acc[r], vs, q8.hi);
-    const __m128i w16 = _mm_adds_epi16(_mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)), zp);
-    store_channels(y + (j + r) * M, Signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16), n_ch, 8);
-  }
+  unsigned char* yj = y + j * M;
+  const __m256i a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+  for (int64_t r = 0; r < n_pix; ++r) store_half_pixel<Signed, Clamp>(a[r], vs, q8, yj + r * M, n_ch);
 }
 
 // Output pixels [j0, j1) of a 1x1 with stride 1 and no padding whose weight pairs fit int16,
 // blocks [b0, b1) of 16 output channels: chunks of 64 pixels (their input stays in L1), each
 // block in turn over the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer),
 // all in one call.
-template <bool Signed, int KQ, bool Clamp>
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
-                                                         int64_t j1, int64_t b0, int64_t b1, uint32_t flip,
-                                                         const int8_t* blocks, const ChannelTerms& t,
-                                                         int32_t y_zero_point, unsigned char* y) {
+                                                         int64_t j1, int64_t b0, int64_t b1, const int8_t* blocks,
+                                                         const ChannelTerms& t, int32_t y_zero_point,
+                                                         unsigned char* y) {
   constexpr int64_t kChunk = 64;
   constexpr int kTileR = 4, kHalfTileR = 8;
   const int64_t kq = C / 4, w_block = kq * 64;
@@ -652,35 +677,38 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
       unsigned char* yb = y + m0;
       if (n_ch <= 8) {
         for (int64_t j = c0; j < c1; j += kHalfTileR)
-          pointwise_half_tile<kHalfTileR, Signed, KQ, Clamp>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, flip,
-                                                             w, va0, vs0, q8, yb, M, n_ch);
+          pointwise_half_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, w, va0,
+                                                          vs0, q8, yb, M, n_ch);
         continue;
       }
       for (int64_t j = c0; j < c1; j += kTileR)
-        pointwise_pairs_tile<kTileR, Signed, KQ, Clamp>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, flip, w, va0,
-                                                        va1, vs0, vs1, q8, yb, M, n_ch);
+        pointwise_pairs_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, w, va0, va1,
+                                                         vs0, vs1, q8, yb, M, n_ch);
     }
   }
 }
 
 using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                  uint32_t, const int8_t*, const ChannelTerms&, int32_t, unsigned char*);
+                                  const int8_t*, const ChannelTerms&, int32_t, unsigned char*);
 
 template <bool Signed, bool Clamp>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
   switch (kq) {
-    case 4: return pointwise_pairs<Signed, 4, Clamp>;
-    case 6: return pointwise_pairs<Signed, 6, Clamp>;
-    case 8: return pointwise_pairs<Signed, 8, Clamp>;
-    case 9: return pointwise_pairs<Signed, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
-    case 16: return pointwise_pairs<Signed, 16, Clamp>;
-    case 24: return pointwise_pairs<Signed, 24, Clamp>;
-    default: return pointwise_pairs<Signed, 0, Clamp>;
+    case 4: return pointwise_pairs<Signed, false, 4, Clamp>;
+    case 6: return pointwise_pairs<Signed, false, 6, Clamp>;
+    case 8: return pointwise_pairs<Signed, false, 8, Clamp>;
+    case 9: return pointwise_pairs<Signed, false, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
+    case 16: return pointwise_pairs<Signed, false, 16, Clamp>;
+    case 24: return pointwise_pairs<Signed, false, 24, Clamp>;
+    default: return pointwise_pairs<Signed, false, 0, Clamp>;
   }
 }
 
+// The kernel for the layer: K as a constant where a u8 input has few groups (s8 inputs, rare
+// in kiln's own quantization, take the general one).
 template <bool Signed>
-PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp) {
+PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp, bool x_signed) {
+  if (x_signed) return clamp ? pointwise_pairs<Signed, true, 0, true> : pointwise_pairs<Signed, true, 0, false>;
   return clamp ? pointwise_pairs_kernel<Signed, true>(kq) : pointwise_pairs_kernel<Signed, false>(kq);
 }
 
@@ -761,9 +789,9 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
     };
 #if KILN_QCONV_NHWC_X86
     if (avx2 && pairs && contiguous) {
-      const PointwisePairsFn fn =
-          is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp) : pointwise_pairs_kernel<false>(kq, t.clamp);
-      fn(xs, p.C, M, j0, j1, 0, n_b, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp, x.a_signed)
+                                            : pointwise_pairs_kernel<false>(kq, t.clamp, x.a_signed);
+      fn(xs, p.C, M, j0, j1, 0, n_b, blocks, t, out.y_zero_point, y);
       return;
     }
     if (avx2 && pairs && patch) {
@@ -771,11 +799,11 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       // 1x1 of taps x kq groups (the packed blocks' order): no tap table, and the stem's 4-pixel
       // tiles run straight through K (MobileNetV2's 3x3 stem: 296 -> ~190 us, one thread).
       const int64_t kp = taps * v.C;
-      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kp / 4, t.clamp)
-                                            : pointwise_pairs_kernel<false>(kp / 4, t.clamp);
+      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kp / 4, t.clamp, x.a_signed)
+                                            : pointwise_pairs_kernel<false>(kp / 4, t.clamp, x.a_signed);
       for (int64_t r = r0; r < r1; ++r) {
         gather_patches(p, pr, t.pad, r, im2col);
-        fn(im2col, kp, M, 0, p.OW, 0, n_b, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y + r * p.OW * M);
+        fn(im2col, kp, M, 0, p.OW, 0, n_b, blocks, t, out.y_zero_point, y + r * p.OW * M);
       }
       return;
     }
@@ -867,10 +895,10 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   const int threads = pool ? pool->size() : 1;
   if (avx2 && pairs && contiguous && threads > 1 && (p.N * p.OH) % threads != 0 && p.N * p.OH * p.OW <= 256 &&
       n_b >= 2 * threads) {
-    const PointwisePairsFn fn =
-        is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp) : pointwise_pairs_kernel<false>(kq, t.clamp);
+    const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp, x.a_signed)
+                                          : pointwise_pairs_kernel<false>(kq, t.clamp, x.a_signed);
     parallel_for(pool, n_b, [&](int64_t b0, int64_t b1) {
-      fn(xs, p.C, M, 0, p.N * p.OH * p.OW, b0, b1, flip ? 0x80808080u : 0u, blocks, t, out.y_zero_point, y);
+      fn(xs, p.C, M, 0, p.N * p.OH * p.OW, b0, b1, blocks, t, out.y_zero_point, y);
     });
     return;
   }
