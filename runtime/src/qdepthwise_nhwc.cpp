@@ -9,6 +9,8 @@
 #include "kiln/rt/qdepthwise_nhwc.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -687,8 +689,9 @@ KILN_DW_AVX2 void rolling_row(const Rolling& d, const unsigned char* const* rows
   }
 }
 
-// Requantizes a row's sums of the block at c0 (n = 8, 16, 24 or 32 channels: Full for 32) to y.
-template <bool Full, bool YSigned>
+// Requantizes a row's sums of the block at c0 (n = 8, 16, 24 or 32 channels: Full for 32) to y;
+// Clamp as requant8's (false where no sum times its scale reaches the top, Rolling::clamp).
+template <bool Full, bool YSigned, bool Clamp>
 KILN_DW_AVX2 void store_sums(const Rolling& d, int64_t c0, int64_t n, unsigned char* y) {
   const Requant8Bounds q8 = requant8_bounds<YSigned>(d.y_zero_point);
   __m256 sc[4];
@@ -700,7 +703,7 @@ KILN_DW_AVX2 void store_sums(const Rolling& d, int64_t c0, int64_t n, unsigned c
     __m256i q[4];
 #pragma GCC unroll 4
     for (int v = 0; v < 4; ++v)
-      q[v] = Full || 8 * v < n ? ::kiln::rt::requant8(_mm256_load_si256(s + v), sc[v], q8.hi) : _mm256_setzero_si256();
+      q[v] = Full || 8 * v < n ? ::kiln::rt::requant8<Clamp>(_mm256_load_si256(s + v), sc[v], q8.hi) : _mm256_setzero_si256();
     const __m256i w01 = _mm256_adds_epi16(_mm256_packs_epi32(q[0], q[1]), q8.zero_point);
     const __m256i w23 = _mm256_adds_epi16(_mm256_packs_epi32(q[2], q[3]), q8.zero_point);
     const __m256i b = _mm256_permutevar8x32_epi32(
@@ -715,9 +718,9 @@ KILN_DW_AVX2 void store_sums(const Rolling& d, int64_t c0, int64_t n, unsigned c
   }
 }
 
-// Output rows [r0, r1) of the N * OH.
-template <bool XSigned, bool YSigned>
-KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1) {
+// Output rows [r0, r1) of the N * OH, channels [c_lo, c_hi) (multiples of 32, or c_hi = C).
+template <bool XSigned, bool YSigned, bool Clamp>
+KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi) {
   const Rolling d = dp;  // a copy: the stores through y (bytes) could alias the caller's
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / d.OH, ih0 = (r % d.OH) * d.stride_h - d.pad_top;
@@ -727,8 +730,8 @@ KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1) {
       rows[k] = ih >= 0 && ih < d.H ? d.x + (n * d.H + ih) * d.W * d.C : nullptr;
     }
     unsigned char* y = d.y + r * d.OW * d.C;
-    for (int64_t c0 = 0; c0 < d.C; c0 += 32) {
-      const int64_t count = std::min<int64_t>(32, d.C - c0);
+    for (int64_t c0 = c_lo; c0 < c_hi; c0 += 32) {
+      const int64_t count = std::min<int64_t>(32, c_hi - c0);
       for (int64_t c = c0; c < c0 + count; c += 8) {
         if (d.stride_w == 1)
           rolling_row<1, XSigned>(d, rows, c, d.sums + (c - c0));
@@ -736,11 +739,19 @@ KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1) {
           rolling_row<2, XSigned>(d, rows, c, d.sums + (c - c0));
       }
       if (count == 32)
-        store_sums<true, YSigned>(d, c0, count, y + c0);
+        store_sums<true, YSigned, Clamp>(d, c0, count, y + c0);
       else
-        store_sums<false, YSigned>(d, c0, count, y + c0);
+        store_sums<false, YSigned, Clamp>(d, c0, count, y + c0);
     }
   }
+}
+
+template <bool XSigned, bool YSigned>
+KILN_DW_AVX2 void rolling_rows(const Rolling& d, int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi, bool clamp) {
+  if (clamp)
+    rolling_rows<XSigned, YSigned, true>(d, r0, r1, c_lo, c_hi);
+  else
+    rolling_rows<XSigned, YSigned, false>(d, r0, r1, c_lo, c_hi);
 }
 
 // Bytes of a thread's buffer (laid out in rolling).
@@ -749,8 +760,9 @@ size_t rolling_buffer_bytes(const Conv2dParams& p) {
 }
 
 // Rows [r0, r1) on the 3x3 kernel; false (nothing written) when the thread's buffer cannot grow.
+// Channels [c_lo, c_hi) only (multiples of 32, or c_hi = C), where the threads split them.
 KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
-                          int64_t r0, int64_t r1) {
+                          int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi) {
   auto* buffer = static_cast<unsigned char*>(thread_buffer(ThreadBuffer::qdepthwise_sums, rolling_buffer_bytes(p)));
   if (buffer == nullptr) return false;
   Rolling d;
@@ -770,17 +782,24 @@ KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned
     _mm256_store_si256(reinterpret_cast<__m256i*>(w16 + i),
                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w8 + i))));
   channel_constants_n(p, x, packed, out, p.C, add, scale);
+  // No clamp where no sum times its scale can reach 2^30: |add| + 9 taps x 255 x 128 bounds a
+  // sum (a NaN or infinite scale keeps it).
+  bool clamp = false;
+  for (int64_t c = c_lo; c < c_hi; ++c) {
+    const double bound = (std::fabs(static_cast<double>(add[c])) + 9.0 * 255.0 * 128.0) * std::fabs(scale[c]);
+    clamp = clamp || !(bound < 1073741824.0);  // written so that NaN clamps
+  }
   std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(p.W * p.C));
   d.sums = sums, d.w16 = w16, d.add = add, d.scale = scale, d.pad = pad;
   const bool y_signed = out.type == KILN_I8;
   if (x.a_signed && y_signed)
-    rolling_rows<true, true>(d, r0, r1);
+    rolling_rows<true, true>(d, r0, r1, c_lo, c_hi, clamp);
   else if (x.a_signed)
-    rolling_rows<true, false>(d, r0, r1);
+    rolling_rows<true, false>(d, r0, r1, c_lo, c_hi, clamp);
   else if (y_signed)
-    rolling_rows<false, true>(d, r0, r1);
+    rolling_rows<false, true>(d, r0, r1, c_lo, c_hi, clamp);
   else
-    rolling_rows<false, false>(d, r0, r1);
+    rolling_rows<false, false>(d, r0, r1, c_lo, c_hi, clamp);
   return true;
 }
 
@@ -838,12 +857,27 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 #else
   (void)isa;
 #endif
+#if KILN_QCONV_X86
+  // A small plane whose rows do not split evenly (7 x 7: 4 rows against 3) splits blocks of 32
+  // channels instead, as the 1x1s around it split theirs (qconv_nhwc.cpp), so that each thread
+  // also reads the channels it wrote itself.
+  const int threads = pool ? pool->size() : 1;
+  const int64_t channel_blocks = (p.C + 31) / 32;
+  if (use_avx2 && rolling3x3(p) && threads > 1 && rows % threads != 0 && rows * p.OW <= 256 &&
+      channel_blocks >= 2 * threads) {
+    std::atomic<bool> failed{false};  // a thread's buffer could not grow: the row split below redoes all
+    parallel_for(pool, channel_blocks, [&](int64_t b0, int64_t b1) {
+      if (!rolling(p, x, packed, out, 0, rows, b0 * 32, std::min(p.C, b1 * 32))) failed.store(true);
+    });
+    if (!failed.load()) return;
+  }
+#endif
   // Equal shares, not balanced ones: a thread gets the same rows in every layer of the chain.
   parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
 #if KILN_QCONV_X86
-    if (narrow_rolling && rolling(p, x, packed, out, r0, r1)) return;
+    if (narrow_rolling && rolling(p, x, packed, out, r0, r1, 0, p.C)) return;
     if (use_fast && fast(p, x, packed, out, r0, r1)) return;
-    if (use_avx2 && rolling3x3(p) && rolling(p, x, packed, out, r0, r1)) return;
+    if (use_avx2 && rolling3x3(p) && rolling(p, x, packed, out, r0, r1, 0, p.C)) return;
     if (use_avx2 && avx2(p, x, packed, out, r0, r1)) return;
 #endif
     portable(p, x, packed, out, r0, r1);
