@@ -9,7 +9,6 @@
 #include "kiln/rt/qdepthwise_nhwc.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -718,9 +717,9 @@ KILN_DW_AVX2 void store_sums(const Rolling& d, int64_t c0, int64_t n, unsigned c
   }
 }
 
-// Output rows [r0, r1) of the N * OH, channels [c_lo, c_hi) (multiples of 32, or c_hi = C).
+// Output rows [r0, r1) of the N * OH.
 template <bool XSigned, bool YSigned, bool Clamp>
-KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi) {
+KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1) {
   const Rolling d = dp;  // a copy: the stores through y (bytes) could alias the caller's
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / d.OH, ih0 = (r % d.OH) * d.stride_h - d.pad_top;
@@ -730,8 +729,8 @@ KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1, int64_
       rows[k] = ih >= 0 && ih < d.H ? d.x + (n * d.H + ih) * d.W * d.C : nullptr;
     }
     unsigned char* y = d.y + r * d.OW * d.C;
-    for (int64_t c0 = c_lo; c0 < c_hi; c0 += 32) {
-      const int64_t count = std::min<int64_t>(32, c_hi - c0);
+    for (int64_t c0 = 0; c0 < d.C; c0 += 32) {
+      const int64_t count = std::min<int64_t>(32, d.C - c0);
       for (int64_t c = c0; c < c0 + count; c += 8) {
         if (d.stride_w == 1)
           rolling_row<1, XSigned>(d, rows, c, d.sums + (c - c0));
@@ -747,11 +746,11 @@ KILN_DW_AVX2 void rolling_rows(const Rolling& dp, int64_t r0, int64_t r1, int64_
 }
 
 template <bool XSigned, bool YSigned>
-KILN_DW_AVX2 void rolling_rows(const Rolling& d, int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi, bool clamp) {
+KILN_DW_AVX2 void rolling_rows(const Rolling& d, int64_t r0, int64_t r1, bool clamp) {
   if (clamp)
-    rolling_rows<XSigned, YSigned, true>(d, r0, r1, c_lo, c_hi);
+    rolling_rows<XSigned, YSigned, true>(d, r0, r1);
   else
-    rolling_rows<XSigned, YSigned, false>(d, r0, r1, c_lo, c_hi);
+    rolling_rows<XSigned, YSigned, false>(d, r0, r1);
 }
 
 // Bytes of a thread's buffer (laid out in rolling).
@@ -760,9 +759,8 @@ size_t rolling_buffer_bytes(const Conv2dParams& p) {
 }
 
 // Rows [r0, r1) on the 3x3 kernel; false (nothing written) when the thread's buffer cannot grow.
-// Channels [c_lo, c_hi) only (multiples of 32, or c_hi = C), where the threads split them.
 KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned char* packed, const QGemmOutput& out,
-                          int64_t r0, int64_t r1, int64_t c_lo, int64_t c_hi) {
+                          int64_t r0, int64_t r1) {
   auto* buffer = static_cast<unsigned char*>(thread_buffer(ThreadBuffer::qdepthwise_sums, rolling_buffer_bytes(p)));
   if (buffer == nullptr) return false;
   Rolling d;
@@ -785,7 +783,7 @@ KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned
   // No clamp where no sum times its scale can reach 2^30: |add| + 9 taps x 255 x 128 bounds a
   // sum (a NaN or infinite scale keeps it).
   bool clamp = false;
-  for (int64_t c = c_lo; c < c_hi; ++c) {
+  for (int64_t c = 0; c < p.C; ++c) {
     const double bound = (std::fabs(static_cast<double>(add[c])) + 9.0 * 255.0 * 128.0) * std::fabs(scale[c]);
     clamp = clamp || !(bound < 1073741824.0);  // written so that NaN clamps
   }
@@ -793,13 +791,13 @@ KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned
   d.sums = sums, d.w16 = w16, d.add = add, d.scale = scale, d.pad = pad;
   const bool y_signed = out.type == KILN_I8;
   if (x.a_signed && y_signed)
-    rolling_rows<true, true>(d, r0, r1, c_lo, c_hi, clamp);
+    rolling_rows<true, true>(d, r0, r1, clamp);
   else if (x.a_signed)
-    rolling_rows<true, false>(d, r0, r1, c_lo, c_hi, clamp);
+    rolling_rows<true, false>(d, r0, r1, clamp);
   else if (y_signed)
-    rolling_rows<false, true>(d, r0, r1, c_lo, c_hi, clamp);
+    rolling_rows<false, true>(d, r0, r1, clamp);
   else
-    rolling_rows<false, false>(d, r0, r1, c_lo, c_hi, clamp);
+    rolling_rows<false, false>(d, r0, r1, clamp);
   return true;
 }
 
@@ -857,27 +855,12 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 #else
   (void)isa;
 #endif
-#if KILN_QCONV_X86
-  // A small plane whose rows do not split evenly (7 x 7: 4 rows against 3) splits blocks of 32
-  // channels instead, as the 1x1s around it split theirs (qconv_nhwc.cpp), so that each thread
-  // also reads the channels it wrote itself.
-  const int threads = pool ? pool->size() : 1;
-  const int64_t channel_blocks = (p.C + 31) / 32;
-  if (use_avx2 && rolling3x3(p) && threads > 1 && rows % threads != 0 && rows * p.OW <= 256 &&
-      channel_blocks >= 2 * threads) {
-    std::atomic<bool> failed{false};  // a thread's buffer could not grow: the row split below redoes all
-    parallel_for(pool, channel_blocks, [&](int64_t b0, int64_t b1) {
-      if (!rolling(p, x, packed, out, 0, rows, b0 * 32, std::min(p.C, b1 * 32))) failed.store(true);
-    });
-    if (!failed.load()) return;
-  }
-#endif
   // Equal shares, not balanced ones: a thread gets the same rows in every layer of the chain.
   parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
 #if KILN_QCONV_X86
-    if (narrow_rolling && rolling(p, x, packed, out, r0, r1, 0, p.C)) return;
+    if (narrow_rolling && rolling(p, x, packed, out, r0, r1)) return;
     if (use_fast && fast(p, x, packed, out, r0, r1)) return;
-    if (use_avx2 && rolling3x3(p) && rolling(p, x, packed, out, r0, r1, 0, p.C)) return;
+    if (use_avx2 && rolling3x3(p) && rolling(p, x, packed, out, r0, r1)) return;
     if (use_avx2 && avx2(p, x, packed, out, r0, r1)) return;
 #endif
     portable(p, x, packed, out, r0, r1);
