@@ -40,11 +40,10 @@ std::vector<std::pair<int64_t, int64_t>> conv_weight_pairs(int64_t C, int64_t KH
       for (int64_t t = 0; t < taps; ++t) pairs.emplace_back(c * taps + t, (c + 1) * taps + t);
     return pairs;
   }
-  // Row patches: kernel row kh's KW x C weights in (kw, c) order, paired in turn.
-  const int64_t row = KW * C;
-  const auto at = [&](int64_t kh, int64_t k) { return ((k % C) * KH + kh) * KW + k / C; };
-  for (int64_t kh = 0; kh < KH; ++kh)
-    for (int64_t k = 0; k < row; k += 2) pairs.emplace_back(at(kh, k), k + 1 < row ? at(kh, k + 1) : -1);
+  // Flat patches: the KH x KW x C weights in (kh, kw, c) order, paired in turn.
+  const int64_t K = taps * C;
+  const auto at = [&](int64_t f) { return ((f % C) * KH + f / (KW * C)) * KW + f / C % KW; };
+  for (int64_t f = 0; f < K; f += 2) pairs.emplace_back(at(f), f + 1 < K ? at(f + 1) : -1);
   return pairs;
 }
 

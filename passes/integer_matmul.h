@@ -50,9 +50,9 @@ void quantize_symmetric_s8(const float* w, int64_t channels, int64_t K, int64_t 
 
 // The pairs of weights of W [M, C, KH, KW] (indices within one output channel's C x KH x KW)
 // that qconv2d_nhwc's AVX2 vpmaddubsw tile sums in int16, as kiln/rt/qconv_nhwc.cpp packs
-// them: with C a multiple of 4, input channels 2i and 2i + 1 at each tap; otherwise (row
-// patches, a 3-channel stem) bytes 2i and 2i + 1 of each kernel row's KW x C weights in
-// (kw, c) order, the last one of an odd row beside a 0 (second index -1).
+// them: with C a multiple of 4, input channels 2i and 2i + 1 at each tap; otherwise (flat
+// patches, a 3-channel stem) bytes 2i and 2i + 1 of the KH x KW x C weights in (kh, kw, c)
+// order, the last one of an odd count beside a 0 (second index -1).
 std::vector<std::pair<int64_t, int64_t>> conv_weight_pairs(int64_t C, int64_t KH, int64_t KW);
 
 // Reduced-range weights of a convolution, W [M, C, KH, KW]: quantize_symmetric_s8 per output

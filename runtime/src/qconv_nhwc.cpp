@@ -42,7 +42,7 @@ constexpr int64_t kPixels = 7;   // pixels a tile
 constexpr int64_t kBlock = 16;   // output channels a weight block (one vector)
 constexpr int kMaxVecs = 3;      // weight blocks a tile
 constexpr int64_t kMaxTaps = 49; // a tile's table of tap addresses lives on the stack
-constexpr int64_t kHeader = 64;  // the packed dense weights' header: K, M and pairs_fit_int16
+constexpr int64_t kHeader = 64;  // the packed dense weights' header: K, M, pairs_fit_int16, flat patches'
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -125,6 +125,38 @@ bool dense_pairs_fit_int16(const unsigned char* packed) {
   int64_t header[3];
   std::memcpy(header, packed, sizeof header);
   return header[2] == 1;
+}
+
+// Flat patches, the AVX2 path of row patches: a window's KH x KW x C bytes side by side in
+// (kh, kw, c) order as the channels of a 1x1 (flat_k of them, rounded up to 4), so that a 3x3
+// stem on 3 channels multiplies 28 bytes a pixel where its row patches take 3 x 12. Their
+// weights follow the row patches' packed ones: [M / 16][flat_k / 4][16][4]; the header's
+// fourth int64 is their offset, its fifth 1 where their pairs (bytes 2i, 2i + 1 of the 28)
+// fit int16 as dense_pairs_fit_int16's.
+int64_t flat_k(const Conv2dParams& p) { return round_up(p.KH * p.KW * p.C, 4); }
+size_t flat_blocks_bytes(const Conv2dParams& p) { return static_cast<size_t>(round_up(p.M, kBlock) * flat_k(p)); }
+
+// W [M, C, KH, KW] packed as flat patches' weights at `blocks`; whether their pairs fit.
+bool pack_flat(const Conv2dParams& p, const int8_t* w, int8_t* blocks) {
+  const int64_t kf = flat_k(p), K = p.KH * p.KW * p.C, kq = kf / 4;
+  bool pairs_fit = true;
+  int8_t previous = 0;
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t f = 0; f < K; ++f) {
+      const int64_t c = f % p.C, kw = f / p.C % p.KW, kh = f / (p.C * p.KW);
+      const int8_t v = w[((m * p.C + c) * p.KH + kh) * p.KW + kw];
+      blocks[(m / kBlock) * kq * 64 + (f / 4) * 64 + (m % kBlock) * 4 + f % 4] = v;
+      if (f % 2 == 1) pairs_fit = pairs_fit && pair_fits_int16(previous, v);
+      previous = v;
+    }
+  return pairs_fit;  // a last byte alone (K odd) pairs with a 0, which fits
+}
+
+// The flat weights of a row-patch layer's packing, or nullptr where their pairs do not fit.
+const int8_t* flat_blocks(const unsigned char* packed) {
+  int64_t header[5];
+  std::memcpy(header, packed, sizeof header);
+  return header[3] > 0 && header[4] == 1 ? reinterpret_cast<const int8_t*>(packed + header[3]) : nullptr;
 }
 
 // Per output channel (rounded up to the blocks): the sums' constant term bias - zx sum w
@@ -290,6 +322,26 @@ void gather_patches(const Conv2dParams& p, const PatchRows& pr, const unsigned c
     for (int64_t kh = 0; kh < p.KH; ++kh, out += bytes) {
       const unsigned char* s = src[kh] ? src[kh] + ow * step : pad;
       for (int64_t k = 0; k < bytes; k += 16) std::memcpy(out + k, s + k, 16);
+    }
+}
+
+// Output row r's windows as flat patches (flat_k bytes a pixel, at out + ow flat_k), for the
+// AVX2 pointwise kernel. Each kernel row's KW x C bytes are copied 16 at a time, kh in turn,
+// so that a copy's overrun is overwritten by the next kernel row or pixel, or lands in out's
+// 16 bytes of slack; the bytes past K (at most 3) are what the copies left there, against
+// weights of 0. The reads overrun as gather_patches' do.
+void gather_flat(const Conv2dParams& p, const PatchRows& pr, const unsigned char* pad, int64_t r,
+                 unsigned char* out) {
+  const int64_t kf = flat_k(p), row = p.KW * p.C, n = r / p.OH, oh = r % p.OH, step = p.stride_w * p.C;
+  const unsigned char* src[kMaxTaps];
+  for (int64_t kh = 0; kh < p.KH; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+    src[kh] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes : nullptr;
+  }
+  for (int64_t ow = 0; ow < p.OW; ++ow, out += kf)
+    for (int64_t kh = 0; kh < p.KH; ++kh) {
+      const unsigned char* s = src[kh] ? src[kh] + ow * step : pad;
+      for (int64_t k = 0; k < row; k += 16) std::memcpy(out + kh * row + k, s + k, 16);
     }
 }
 
@@ -696,6 +748,7 @@ PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
   switch (kq) {
     case 4: return pointwise_pairs<Signed, false, 4, Clamp>;
     case 6: return pointwise_pairs<Signed, false, 6, Clamp>;
+    case 7: return pointwise_pairs<Signed, false, 7, Clamp>;  // a 3x3 stem's flat patches on 3 channels
     case 8: return pointwise_pairs<Signed, false, 8, Clamp>;
     case 9: return pointwise_pairs<Signed, false, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
     case 16: return pointwise_pairs<Signed, false, 16, Clamp>;
@@ -755,6 +808,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   (void)isa;
 #endif
   const bool pairs = dense_pairs_fit_int16(packed);
+  const int8_t* flat = patch ? flat_blocks(packed) : nullptr;
   // A 1x1 whose output pixel j reads input pixel j.
   const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
   const int64_t row_bytes = patch ? patch_row_bytes(p) : 0;
@@ -792,6 +846,17 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp, x.a_signed)
                                             : pointwise_pairs_kernel<false>(kq, t.clamp, x.a_signed);
       fn(xs, p.C, M, j0, j1, 0, n_b, blocks, t, out.y_zero_point, y);
+      return;
+    }
+    if (avx2 && flat != nullptr) {
+      // An output row's windows gathered as flat patches, then the pointwise kernel on them.
+      const int64_t kf = flat_k(p);
+      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kf / 4, t.clamp, x.a_signed)
+                                            : pointwise_pairs_kernel<false>(kf / 4, t.clamp, x.a_signed);
+      for (int64_t r = r0; r < r1; ++r) {
+        gather_flat(p, pr, t.pad, r, im2col);
+        fn(im2col, kf, M, 0, p.OW, 0, n_b, flat, t, out.y_zero_point, y + r * p.OW * M);
+      }
       return;
     }
     if (avx2 && pairs && patch) {
@@ -997,11 +1062,13 @@ bool qconv2d_nhwc_narrow_depthwise_fast(const Conv2dParams& p) noexcept {
 }
 
 bool qconv2d_nhwc_pairs_fit_int16(const Conv2dParams& p, const unsigned char* packed_w) noexcept {
-  return !depthwise(p) && dense_pairs_fit_int16(packed_w);
+  if (depthwise(p)) return false;
+  return row_patch(p) ? flat_blocks(packed_w) != nullptr : dense_pairs_fit_int16(packed_w);
 }
 
 size_t qconv2d_nhwc_packed_weight_bytes(const Conv2dParams& p) noexcept {
-  return depthwise(p) ? nhwc::depthwise_packed_bytes(p) : dense_bytes(packed_params(p));
+  if (depthwise(p)) return nhwc::depthwise_packed_bytes(p);
+  return dense_bytes(packed_params(p)) + (row_patch(p) ? flat_blocks_bytes(p) : 0);
 }
 
 void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned char* packed) noexcept {
@@ -1017,6 +1084,10 @@ void qconv2d_nhwc_pack_weights(const Conv2dParams& p, const int8_t* w, unsigned 
           for (int64_t kw = 0; kw < p.KW; ++kw)
             rows[static_cast<size_t>((m * v.C + kw * p.C + c) * v.KH + kh)] = w[((m * p.C + c) * p.KH + kh) * p.KW + kw];
     pack_dense(v, rows.data(), packed);
+    const auto offset = static_cast<int64_t>(dense_bytes(v));
+    std::memset(packed + offset, 0, flat_blocks_bytes(p));
+    const int64_t flat_header[2] = {offset, pack_flat(p, w, reinterpret_cast<int8_t*>(packed + offset)) ? 1 : 0};
+    std::memcpy(packed + 3 * sizeof(int64_t), flat_header, sizeof flat_header);
   } else {
     pack_dense(p, w, packed);
   }

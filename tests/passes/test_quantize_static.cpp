@@ -101,7 +101,7 @@ graph g(%x: f32[1,0,3,3]) -> (%y) {
 }
 
 TEST_CASE("quantize_conv_s8_pairs_fit_int16: every pair within 128 of one sign, each weight within half a step") {
-  // Channel pairs at each tap (C = 8, 3x3) and row patches (C = 3, 7x7 and 3x3; C = 1 and 6):
+  // Channel pairs at each tap (C = 8, 3x3) and flat patches (C = 3, 7x7 and 3x3; C = 1 and 6):
   // the pairs are the ones the runtime's packing checks, so it must find that they fit.
   struct Case { int64_t C, K; };
   for (const Case& k : {Case{8, 3}, Case{3, 7}, Case{3, 3}, Case{1, 5}, Case{6, 3}}) {
@@ -118,7 +118,7 @@ TEST_CASE("quantize_conv_s8_pairs_fit_int16: every pair within 128 of one sign, 
     std::vector<float> scale(M);
     kiln::passes::quantize_conv_s8_pairs_fit_int16(w.data(), M, C, k.K, k.K, q.data(), scale.data());
     const auto pairs = kiln::passes::conv_weight_pairs(C, k.K, k.K);
-    CHECK(pairs.size() == static_cast<size_t>(C % 4 == 0 ? C / 2 * taps : k.K * ((k.K * C + 1) / 2)));
+    CHECK(pairs.size() == static_cast<size_t>(C % 4 == 0 ? C / 2 * taps : (taps * C + 1) / 2));
     int wider_than_7_bits = 0;
     for (int64_t m = 0; m < M; ++m) {
       int largest = 0;

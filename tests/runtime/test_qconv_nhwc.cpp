@@ -276,7 +276,7 @@ TEST_CASE("qconv2d_nhwc row patches (C not a multiple of 4): stems, borders, str
     check_against_reference<uint8_t, int8_t, uint8_t>(p, seed += 3, 0, 255, -128, 127, true, true);
     check_against_reference<int8_t, int8_t, int8_t>(p, seed += 3, -128, 127, -128, 127, false, true);
     check_against_reference<uint8_t, uint8_t, int8_t>(p, seed += 3, 0, 255, 0, 255, true, false);
-    // Weights within [-64, 64]: the pairs, in (kw, c) order, fit the vpmaddubsw tile.
+    // Weights within [-64, 64]: the pairs, in (kh, kw, c) order, fit the vpmaddubsw tile.
     seed += 3;
     REQUIRE(pairs_fit<int8_t>(p, seed, -64, 64));
     check_against_reference<uint8_t, int8_t, uint8_t>(p, seed, 0, 255, -64, 64, true, true);
@@ -286,6 +286,26 @@ TEST_CASE("qconv2d_nhwc row patches (C not a multiple of 4): stems, borders, str
   check_against_reference<uint8_t, int8_t, uint8_t>(cases[1], 7, 0, 255, -128, 127, true, true);
   check_against_reference<int8_t, int8_t, int8_t>(cases[2], 8, -128, 127, -128, 127, false, true);
   set_thread_buffer_limit(SIZE_MAX);
+}
+
+TEST_CASE("qconv2d_nhwc row patches whose flat pairs overflow int16 but whose kernel rows' pairs fit") {
+  // The AVX2 kernel multiplies a stem's windows as flat patches ((kh, kw, c) order, pairs across
+  // kernel rows) where their pairs fit int16, else as row patches (each kernel row's KW x C
+  // bytes padded to 4) where those fit. Weight 8 (kh 0, kw 2, c 2) pairs with weight 9 (kh 1,
+  // kw 0, c 0) in the flat order and with a 0 in the rows': 100 and 100 fit only the rows.
+  for (const Conv2dParams& p : {dense(1, 3, 17, 19, 32, 3, 2, 1), dense(2, 3, 9, 10, 16, 3, 1, 1)}) {
+    CAPTURE(p.N);
+    std::vector<int8_t> w = random_ints<int8_t>(static_cast<size_t>(p.M * p.C * 9), 77, -14, 14);
+    for (int64_t m = 0; m < p.M; ++m) {
+      w[static_cast<size_t>(m * 27 + (2 * 3 + 0) * 3 + 2)] = 100;  // c 2, kh 0, kw 2 ([M, C, KH, KW])
+      w[static_cast<size_t>(m * 27 + (0 * 3 + 1) * 3 + 0)] = 100;  // c 0, kh 1, kw 0
+    }
+    std::vector<unsigned char> packed(qconv2d_nhwc_packed_weight_bytes(p));
+    qconv2d_nhwc_pack_weights(p, w.data(), packed.data());
+    CHECK_FALSE(qconv2d_nhwc_pairs_fit_int16(p, packed.data()));
+    check_with_weights<uint8_t, int8_t, uint8_t>(p, 91, 0, 255, w, true, true);
+    check_with_weights<int8_t, int8_t, int8_t>(p, 93, -128, 127, w, false, true);
+  }
 }
 
 TEST_CASE("qconv2d_nhwc_supported: group 1 with C a multiple of 4 up to 7x7, row patches, or depthwise") {
