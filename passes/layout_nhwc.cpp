@@ -4,7 +4,8 @@
 // point 0) and each
 // kiln.QLinearAdd of two same-shaped 4-D tensors is a candidate; candidates that read one
 // another's results form a chain. A chain becomes channels-last when it is long for the
-// reorders at its ends: at most one value entering or leaving it per 4 nodes. Its convolutions
+// reorders at its ends: at most one value entering or leaving it per 4 nodes, or when it holds
+// a stem on 3 channels (row_patch_conv). Its convolutions
 // become kiln.QLinearConvNhwc, its adds read and write NHWC tensors, a value that enters is
 // reordered once (kiln.ToNhwc right after its producer), and every reader outside the chain
 // reads a kiln.FromNhwc of the value it read (eliminate_dead_code removes those nobody reads).
@@ -51,6 +52,15 @@ bool wide_enough(const ir::Node& n) {
   return p.group == 1 || p.C >= 64 || p.OH * p.OW <= 56 * 56 || rt::qconv2d_nhwc_narrow_depthwise_fast(p);
 }
 
+// A convolution on channels that are not a multiple of 4 (a stem on 3 channels): channels-last
+// it runs on row patches, 2.5x as fast as the NCHW kernel, whose vectors hold 16 pixels of one
+// of 3 planes (ResNet-50's 7x7/2 stem: 3.3 ms against 1.3 at one thread). Its chain converts
+// even when it is only the stem, followed by an NCHW node (ResNet-50's MaxPool): the reorders
+// at its ends take about a tenth of what it gains.
+bool row_patch_conv(const ir::Node& n) {
+  return n.op() == "QLinearConv" && ir::integer_conv_params(n, 0, 3).C % 4 != 0;
+}
+
 bool candidate(const ir::Node& n) {
   return add_converts(n) || (n.op() == "QLinearConv" && ir::nhwc_conv_runs(n) && wide_enough(n));
 }
@@ -87,9 +97,11 @@ void layout_nhwc(ir::Graph& graph) {
   // Per chain: its nodes, and the values entering and leaving it.
   std::map<const ir::Node*, int64_t> size;
   std::map<const ir::Node*, std::set<const ir::Value*>> ends;
+  std::set<const ir::Node*> with_row_patches;
   for (ir::Node* n : candidates) {
     const ir::Node* r = chains.root(n);
     ++size[r];
+    if (row_patch_conv(*n)) with_row_patches.insert(r);
     for (size_t i : data_inputs(*n)) {
       const ir::Node* p = n->input(i)->producer();
       if (!p || !chains.parent.count(p) || chains.root(p) != r) ends[r].insert(n->input(i));
@@ -112,7 +124,7 @@ void layout_nhwc(ir::Graph& graph) {
   };
   for (ir::Node* n : candidates) {
     const ir::Node* r = chains.root(n);
-    if (static_cast<int64_t>(ends[r].size()) * 4 > size[r]) continue;
+    if (static_cast<int64_t>(ends[r].size()) * 4 > size[r] && !with_row_patches.count(r)) continue;
     ir::Value* y = n->output(0);
     std::vector<ir::Value*> inputs;
     for (size_t i = 0; i < n->num_inputs(); ++i) inputs.push_back(n->has_input(i) ? n->input(i) : nullptr);
