@@ -463,14 +463,15 @@ __attribute__((target("avx2,fma"))) inline void store_channels(unsigned char* y,
   }
 }
 
-// A pixel's 4 bytes at `at` in every dword, their sign bits flipped when `flip` (s8 input read
-// as u8; flips holds flip in every dword). The AVX2 tiles' broadcast operand.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256i broadcast_quad(const unsigned char* at,
-                                                                                 uint32_t flip, __m256i flips) {
+// A pixel's 4 bytes at `at` in every dword, their sign bits flipped for an s8 input (XSigned,
+// read as u8). The AVX2 tiles' broadcast operand; the signedness a template parameter, as a
+// run-time flag cost a test and a branch at every broadcast.
+template <bool XSigned>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i quad_of(const unsigned char* at) {
   int32_t quad;
   std::memcpy(&quad, at, 4);
   const __m256i b = _mm256_set1_epi32(quad);
-  return flip ? _mm256_xor_si256(b, flips) : b;
+  return XSigned ? _mm256_xor_si256(b, _mm256_set1_epi8(static_cast<char>(0x80))) : b;
 }
 
 // AVX2 (no VNNI): the products widened to int16 and summed in pairs by vpmaddwd, exact (a u8 x
@@ -479,9 +480,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256i broadcast_quad
 // channels' bytes in the packed blocks (the block's half), 64 bytes per group of 4 input
 // channels; add, scale: those 8 channels'. Requantized as requantize_f32 (clamped in float,
 // then rounded half to even by vcvtps2dq).
-template <int R, bool Signed>
+template <int R, bool Signed, bool XSigned>
 __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* src, int64_t r0, int64_t taps,
-                                                   int64_t kq, uint32_t flip, const int8_t* w, const int32_t* add,
+                                                   int64_t kq, const int8_t* w, const int32_t* add,
                                                    const float* scale, int32_t y_zero_point, unsigned char* y,
                                                    int64_t M, int64_t n_pix, int64_t n_ch) {
   __m256i acc[R][2];
@@ -490,7 +491,6 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
   // A pixel's 4 bytes (broadcast to every dword) as 4 int16, in every 64-bit quarter.
   const __m256i widen = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
                                          3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
-  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
   for (int64_t t = 0; t < taps; ++t) {
     const unsigned char* xr[R];
     _Pragma("GCC unroll 4")
@@ -501,7 +501,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
       const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + g * 64 + 16)));
       _Pragma("GCC unroll 4")
       for (int r = 0; r < R; ++r) {
-        const __m256i b = _mm256_shuffle_epi8(broadcast_quad(xr[r] + g * 4, flip, flips), widen);
+        const __m256i b = _mm256_shuffle_epi8(quad_of<XSigned>(xr[r] + g * 4), widen);
         acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b, w0));
         acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b, w1));
       }
@@ -523,15 +523,14 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
 // One group of 4 input channels for R pixels (their bytes at xr[r] + offset) against a block's
 // 16 channels (w0, w1): vpmaddubsw's int16 pair sums, widened and summed into int32 by vpmaddwd
 // by ones. The step of tile_avx2_pairs and pointwise_pairs_tile.
-template <int R>
+template <int R, bool XSigned>
 __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256i (&acc)[R][2],
                                                                            const unsigned char* const* xr,
                                                                            int64_t offset, __m256i w0, __m256i w1,
-                                                                           uint32_t flip, __m256i flips,
                                                                            __m256i ones) {
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
-    const __m256i b = broadcast_quad(xr[r] + offset, flip, flips);
+    const __m256i b = quad_of<XSigned>(xr[r] + offset);
     acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
     acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
   }
@@ -576,9 +575,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_pairs_two(_
 // sums the two pairs of a channel into its int32. A whole block, 16 output channels (two
 // vectors of 8 channels x 4 bytes, no widening), times R <= 4 pixels: 2R sums in registers.
 // Half the instructions of tile_avx2 for the same products.
-template <int R, bool Signed>
+template <int R, bool Signed, bool XSigned>
 __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* const* src, int64_t r0, int64_t taps,
-                                                         int64_t kq, uint32_t flip, const int8_t* w,
+                                                         int64_t kq, const int8_t* w,
                                                          const int32_t* add, const float* scale,
                                                          int32_t y_zero_point, unsigned char* y, int64_t M,
                                                          int64_t n_pix, int64_t n_ch) {
@@ -589,7 +588,6 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
   _Pragma("GCC unroll 4")
   for (int r = 0; r < R; ++r) acc[r][0] = va0, acc[r][1] = va1;
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i flips = _mm256_set1_epi32(static_cast<int32_t>(flip));
   for (int64_t t = 0; t < taps; ++t) {
     const unsigned char* xr[R];
     _Pragma("GCC unroll 4")
@@ -598,23 +596,13 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     for (int64_t g = 0; g < kq; ++g) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
       const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64 + 32));
-      pairs_step<R>(acc, xr, g * 4, w0, w1, flip, flips, ones);
+      pairs_step<R, XSigned>(acc, xr, g * 4, w0, w1, ones);
     }
   }
   const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
   const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
   for (int r = 0; r < R && r < n_pix; ++r)
     store_pairs_pixel<Signed>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (r0 + r) * M, n_ch);
-}
-
-// A pixel's 4 bytes at `at` in every dword, their sign bits flipped for an s8 input (XSigned):
-// broadcast_quad with the flip known when compiling.
-template <bool XSigned>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256i quad_of(const unsigned char* at) {
-  int32_t quad;
-  std::memcpy(&quad, at, 4);
-  const __m256i b = _mm256_set1_epi32(quad);
-  return XSigned ? _mm256_xor_si256(b, _mm256_set1_epi8(static_cast<char>(0x80))) : b;
 }
 
 // acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
@@ -765,6 +753,20 @@ PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp, bool x_signed) {
   return clamp ? pointwise_pairs_kernel<Signed, true>(kq) : pointwise_pairs_kernel<Signed, false>(kq);
 }
 
+// The AVX2 tiles of R pixels (tile_avx2_pairs where the weights' pairs fit int16, else
+// tile_avx2) for the output's and the input's signedness.
+using Avx2TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, int64_t, const int8_t*, const int32_t*,
+                            const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
+
+template <int R>
+Avx2TileFn avx2_tile(bool pairs, bool y_signed, bool x_signed) {
+  if (pairs)
+    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true> : tile_avx2_pairs<R, true, false>)
+                    : (x_signed ? tile_avx2_pairs<R, false, true> : tile_avx2_pairs<R, false, false>);
+  return y_signed ? (x_signed ? tile_avx2<R, true, true> : tile_avx2<R, true, false>)
+                  : (x_signed ? tile_avx2<R, false, true> : tile_avx2<R, false, false>);
+}
+
 using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
                         const int32_t*, const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
@@ -878,7 +880,8 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       constexpr int64_t kChunk = 8;
       const unsigned char* src[kChunk * kMaxTaps * kPixels];
       const int64_t w_block = taps * kq * 64, tile_src = taps * kPixels;
-      const uint32_t flips = flip ? 0x80808080u : 0u;
+      const Avx2TileFn four = avx2_tile<4>(pairs, is_signed, x.a_signed);
+      const Avx2TileFn three = avx2_tile<3>(pairs, is_signed, x.a_signed);
       for (int64_t c0 = j0; c0 < j1; c0 += kChunk * kPixels) {
         const int64_t c1 = std::min(j1, c0 + kChunk * kPixels);
         for (int64_t j = c0; j < c1; j += kPixels)
@@ -893,11 +896,9 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
               const int64_t n_pix = std::min(kPixels, c1 - j);
               const unsigned char* const* ts = src + (j - c0) / kPixels * tile_src;
               unsigned char* yj = y + j * M + m0;
-              const auto four = is_signed ? tile_avx2_pairs<4, true> : tile_avx2_pairs<4, false>;
-              const auto three = is_signed ? tile_avx2_pairs<3, true> : tile_avx2_pairs<3, false>;
-              four(ts, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
+              four(ts, 0, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
               if (n_pix > 4)
-                three(ts, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix - 4, n_ch);
+                three(ts, 4, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix - 4, n_ch);
             }
           }
           continue;
@@ -911,19 +912,9 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
             const int64_t n_pix = std::min(kPixels, c1 - j);
             const unsigned char* const* ts = src + (j - c0) / kPixels * tile_src;
             unsigned char* yj = y + j * M + m0;
-            if (is_signed) {
-              tile_avx2<4, true>(ts, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix,
-                                 n_ch);
-              if (n_pix > 4)
-                tile_avx2<3, true>(ts, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M,
-                                   n_pix - 4, n_ch);
-            } else {
-              tile_avx2<4, false>(ts, 0, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M,
-                                  n_pix, n_ch);
-              if (n_pix > 4)
-                tile_avx2<3, false>(ts, 4, taps, kq, flips, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M,
-                                    n_pix - 4, n_ch);
-            }
+            four(ts, 0, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
+            if (n_pix > 4)
+              three(ts, 4, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix - 4, n_ch);
           }
         }
       }
