@@ -5,7 +5,7 @@
 // kiln.QLinearAdd of two same-shaped 4-D tensors is a candidate; candidates that read one
 // another's results form a chain. A chain becomes channels-last when it is long for the
 // reorders at its ends: at most one value entering or leaving it per 4 nodes, or when it holds
-// a stem on 3 channels (row_patch_conv). Its convolutions
+// a stem on 3 channels with a large plane (row_patch_stem). Its convolutions
 // become kiln.QLinearConvNhwc, its adds read and write NHWC tensors, a value that enters is
 // reordered once (kiln.ToNhwc right after its producer), and every reader outside the chain
 // reads a kiln.FromNhwc of the value it read (eliminate_dead_code removes those nobody reads).
@@ -52,13 +52,16 @@ bool wide_enough(const ir::Node& n) {
   return p.group == 1 || p.C >= 64 || p.OH * p.OW <= 56 * 56 || rt::qconv2d_nhwc_narrow_depthwise_fast(p);
 }
 
-// A convolution on channels that are not a multiple of 4 (a stem on 3 channels): channels-last
-// it runs on row patches, 2.5x as fast as the NCHW kernel, whose vectors hold 16 pixels of one
-// of 3 planes (ResNet-50's 7x7/2 stem: 3.3 ms against 1.3 at one thread). Its chain converts
-// even when it is only the stem, followed by an NCHW node (ResNet-50's MaxPool): the reorders
-// at its ends take about a tenth of what it gains.
-bool row_patch_conv(const ir::Node& n) {
-  return n.op() == "QLinearConv" && ir::integer_conv_params(n, 0, 3).C % 4 != 0;
+// A convolution on channels that are not a multiple of 4 (a stem on 3 channels) with a large
+// output plane: channels-last it runs on row patches, 2.5x as fast as the NCHW kernel, whose
+// vectors hold 16 pixels of one of 3 planes (ResNet-50's 7x7/2 stem: 3.3 ms against 1.3 at one
+// thread). Its chain converts even when it is only the stem, followed by an NCHW node
+// (ResNet-50's MaxPool): the reorders at its ends take about a tenth of what it gains. Small
+// planes (the digits CNN's 8 x 8) keep the rule of the ends: both ways cost next to nothing.
+bool row_patch_stem(const ir::Node& n) {
+  if (n.op() != "QLinearConv") return false;
+  const rt::Conv2dParams p = ir::integer_conv_params(n, 0, 3);
+  return p.C % 4 != 0 && p.OH * p.OW >= 56 * 56;
 }
 
 bool candidate(const ir::Node& n) {
@@ -101,7 +104,7 @@ void layout_nhwc(ir::Graph& graph) {
   for (ir::Node* n : candidates) {
     const ir::Node* r = chains.root(n);
     ++size[r];
-    if (row_patch_conv(*n)) with_row_patches.insert(r);
+    if (row_patch_stem(*n)) with_row_patches.insert(r);
     for (size_t i : data_inputs(*n)) {
       const ir::Node* p = n->input(i)->producer();
       if (!p || !chains.parent.count(p) || chains.root(p) != r) ends[r].insert(n->input(i));

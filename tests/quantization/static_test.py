@@ -119,8 +119,8 @@ def test_max_error():
     p, r = compile_int8(out, "--max-error", "1e9")
     check("no layer kept in fp32" in p.stderr, "--max-error 1e9 keeps every layer in int8")
     # A limit that keeping the worst layer alone does not meet and keeping all of them beats by
-    # far (the 4 layers' errors alone: 0.18, 0.12, 0.09 and 0.09 of all four's 0.25)
-    limit = all_int8 / 2.5
+    # far (the 4 layers' errors alone: 0.18, 0.12, 0.098 and 0.093 of all four's 0.22)
+    limit = all_int8 / 2
     p, r = compile_int8(out, "--max-error", f"{limit:g}")
     line = [l for l in p.stderr.splitlines() if "--max-error" in l]
     print("\n".join(line))
