@@ -180,14 +180,12 @@ ChannelTerms channel_terms(const Conv2dParams& p, const QGemmOutput& out, const 
   const int64_t mb = round_up(p.M, kBlock);
   auto* add = static_cast<int32_t*>(buffer);
   ChannelTerms t{add, reinterpret_cast<float*>(add + mb), reinterpret_cast<unsigned char*>(add + 2 * mb), false};
-  const double max_products = static_cast<double>(p.C * taps_of(p)) * 255.0 * 128.0;
   for (int64_t m = 0; m < mb; ++m) {
     const bool real = m < p.M;
     const uint32_t bias = real && out.bias ? static_cast<uint32_t>(out.bias[out.bias_count > 1 ? m : 0]) : 0u;
     t.add[m] = real ? static_cast<int32_t>(bias - zx * static_cast<uint32_t>(sums[m])) : 0;
     t.scale[m] = real && out.scale ? out.scale[out.scale_count > 1 ? m : 0] : 1.0f;
-    const double bound = (std::fabs(static_cast<double>(t.add[m])) + max_products) * std::fabs(t.scale[m]);
-    t.clamp = t.clamp || !(bound < 1073741824.0);  // written so that NaN clamps
+    t.clamp = t.clamp || requant_top_reachable(t.add[m], p.C * taps_of(p), t.scale[m]);
   }
   std::memset(t.pad, static_cast<unsigned char>(x_zero_point), static_cast<size_t>(p.C));
   return t;
@@ -304,6 +302,16 @@ void patch_sources(const Conv2dParams& p, const PatchRows& pr, const unsigned ch
     for (int64_t kh = 0; kh < p.KH; ++kh) src[kh * kPixels + r] = src[kh * kPixels + n_pix - 1];
 }
 
+// The padded input rows that output row r's kernel rows read (src[kh]; nullptr outside the
+// image, where the pad row is read).
+void kernel_rows(const Conv2dParams& p, const PatchRows& pr, int64_t r, const unsigned char** src) {
+  const int64_t n = r / p.OH, oh = r % p.OH;
+  for (int64_t kh = 0; kh < p.KH; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+    src[kh] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes : nullptr;
+  }
+}
+
 // The KH row patches of output row r (of all images: n OH + oh), each v.C bytes
 // (patch_params(p)), pixel by pixel: pixel ow's at out + ow KH v.C, the layout of a 1x1 on
 // KH v.C channels (an im2col of the patches), so that the AVX2 pointwise kernel runs the layer.
@@ -312,12 +320,9 @@ void patch_sources(const Conv2dParams& p, const PatchRows& pr, const unsigned ch
 // out's 16 bytes of slack: a call to memcpy per patch took longer than the products.
 void gather_patches(const Conv2dParams& p, const PatchRows& pr, const unsigned char* pad, int64_t r,
                     unsigned char* out) {
-  const int64_t bytes = patch_params(p).C, n = r / p.OH, oh = r % p.OH, step = p.stride_w * p.C;
+  const int64_t bytes = patch_params(p).C, step = p.stride_w * p.C;
   const unsigned char* src[kMaxTaps];
-  for (int64_t kh = 0; kh < p.KH; ++kh) {
-    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-    src[kh] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes : nullptr;
-  }
+  kernel_rows(p, pr, r, src);
   for (int64_t ow = 0; ow < p.OW; ++ow)
     for (int64_t kh = 0; kh < p.KH; ++kh, out += bytes) {
       const unsigned char* s = src[kh] ? src[kh] + ow * step : pad;
@@ -332,12 +337,9 @@ void gather_patches(const Conv2dParams& p, const PatchRows& pr, const unsigned c
 // weights of 0. The reads overrun as gather_patches' do.
 void gather_flat(const Conv2dParams& p, const PatchRows& pr, const unsigned char* pad, int64_t r,
                  unsigned char* out) {
-  const int64_t kf = flat_k(p), row = p.KW * p.C, n = r / p.OH, oh = r % p.OH, step = p.stride_w * p.C;
+  const int64_t kf = flat_k(p), row = p.KW * p.C, step = p.stride_w * p.C;
   const unsigned char* src[kMaxTaps];
-  for (int64_t kh = 0; kh < p.KH; ++kh) {
-    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-    src[kh] = ih >= 0 && ih < p.H ? pr.rows + (n * p.H + ih - pr.first) * pr.row_bytes : nullptr;
-  }
+  kernel_rows(p, pr, r, src);
   for (int64_t ow = 0; ow < p.OW; ++ow, out += kf)
     for (int64_t kh = 0; kh < p.KH; ++kh) {
       const unsigned char* s = src[kh] ? src[kh] + ow * step : pad;
@@ -520,9 +522,15 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
   }
 }
 
+// acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
+// int16 pair sums, widened and summed into int32 by vpmaddwd by ones.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i pairs_mac(__m256i acc, __m256i b, __m256i w,
+                                                                            __m256i ones) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
+}
+
 // One group of 4 input channels for R pixels (their bytes at xr[r] + offset) against a block's
-// 16 channels (w0, w1): vpmaddubsw's int16 pair sums, widened and summed into int32 by vpmaddwd
-// by ones. The step of tile_avx2_pairs and pointwise_pairs_tile.
+// 16 channels (w0, w1), pairs_mac's. The step of tile_avx2_pairs.
 template <int R, bool XSigned>
 __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256i (&acc)[R][2],
                                                                            const unsigned char* const* xr,
@@ -531,8 +539,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
     const __m256i b = quad_of<XSigned>(xr[r] + offset);
-    acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w0), ones));
-    acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b, w1), ones));
+    acc[r][0] = pairs_mac(acc[r][0], b, w0, ones);
+    acc[r][1] = pairs_mac(acc[r][1], b, w1, ones);
   }
 }
 
@@ -605,17 +613,10 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     store_pairs_pixel<Signed>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (r0 + r) * M, n_ch);
 }
 
-// acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
-// int16 pair sums, widened and summed into int32 by vpmaddwd by ones.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256i pairs_mac(__m256i acc, __m256i b, __m256i w,
-                                                                            __m256i ones) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
-}
-
 // tile_avx2_pairs for a 1x1 with stride 1 and no padding: pixels [j, j + 4) (pixel j's channels
 // at x + j C; pixels past n_pix repeat the last) times one block of 16 output channels. The 8
 // sums are named locals, not an array: GCC kept an array of them on the stack, and branched on
-// a run-time flip at every broadcast, which cost a third of the kernel. KQ, when not 0, is kq
+// a run-time flip at every broadcast (3-14% of MobileNetV2's 1x1s). KQ, when not 0, is kq
 // as a constant (MobileNetV2's expansions have 4 to 40 groups).
 template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(

@@ -9,7 +9,6 @@
 #include "kiln/rt/qdepthwise_nhwc.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -131,6 +130,7 @@ bool rolling3x3(const Conv2dParams& p) {
 }
 
 constexpr int64_t kTerms3x3 = 5;
+constexpr int64_t kTaps3x3 = 9;
 
 int64_t pairs3x3_offset(const Conv2dParams& p) { return kHeader + padded_channels(p) * 4 * (1 + tap_groups(p)); }
 int64_t pairs3x3_bytes(const Conv2dParams& p) { return rolling3x3(p) ? p.C * kTerms3x3 * 2 : 0; }
@@ -780,13 +780,8 @@ KILN_DW_AVX2 bool rolling(const Conv2dParams& p, const QGemmA& x, const unsigned
     _mm256_store_si256(reinterpret_cast<__m256i*>(w16 + i),
                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w8 + i))));
   channel_constants_n(p, x, packed, out, p.C, add, scale);
-  // No clamp where no sum times its scale can reach 2^30: |add| + 9 taps x 255 x 128 bounds a
-  // sum (a NaN or infinite scale keeps it).
-  bool clamp = false;
-  for (int64_t c = 0; c < p.C; ++c) {
-    const double bound = (std::fabs(static_cast<double>(add[c])) + 9.0 * 255.0 * 128.0) * std::fabs(scale[c]);
-    clamp = clamp || !(bound < 1073741824.0);  // written so that NaN clamps
-  }
+  bool clamp = false;  // requant8's, where a sum of the 9 taps times its scale can reach the top
+  for (int64_t c = 0; c < p.C; ++c) clamp = clamp || requant_top_reachable(add[c], kTaps3x3, scale[c]);
   std::memset(pad, static_cast<unsigned char>(x.zero_point), static_cast<size_t>(p.W * p.C));
   d.sums = sums, d.w16 = w16, d.add = add, d.scale = scale, d.pad = pad;
   const bool y_signed = out.type == KILN_I8;

@@ -6,9 +6,18 @@
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 
 namespace kiln::rt {
+
+// Whether a sum of `products` u8 x s8 products (each within 255 x 128) plus `add`, times
+// `scale`, can reach 2^30, where requant8 needs its clamp; true for a NaN or infinite scale.
+inline bool requant_top_reachable(int32_t add, int64_t products, float scale) {
+  const double bound = (std::fabs(static_cast<double>(add)) + static_cast<double>(products) * 255.0 * 128.0) *
+                       std::fabs(static_cast<double>(scale));
+  return !(bound < 1073741824.0);  // written so that NaN clamps
+}
 
 // 8 int32 sums s (the channel terms already added) requantized as requantize_f32 but for the
 // zero point: s * scale in float, rounded half to even by vcvtps2dq. Only the top of the
@@ -17,7 +26,7 @@ namespace kiln::rt {
 // saturation of those three steps is the clamp to the type: rounding commutes with a clamp to
 // integer bounds, and every value below them (NaN included: min_ps(hi, NaN) is NaN, converted
 // to INT32_MIN) saturates to the type's least. Two fewer operations a vector than the clamp.
-// Clamp false leaves out the vminps where no product can reach the top (requant_top_unreachable):
+// Clamp false leaves out the vminps where no product can reach the top (requant_top_reachable false):
 // every value then lies within int32 and the packs' saturation is the whole clamp; it is one
 // of the 7 to 9 operations a vector that share the multiply pipes with the products.
 template <bool Clamp = true>
