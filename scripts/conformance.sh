@@ -8,7 +8,7 @@
 # pytorch-converted/); "" or nothing runs all. Further options go to kiln_conformance
 # (--no-compiled, --jobs N, --batch-size N, --opt -O1, ...; see --help).
 # The report goes to BUILD/conformance/report.md and report.json; after a full run,
-# python3 scripts/gen_ops_table.py regenerates README's ops table and the supported-ops list.
+# python3 scripts/gen_ops_table.py regenerates docs/reference/ops.md's ops table and the supported-ops list.
 #
 # Environment: KILN_BUILD_DIR (default <repo>/build), KILN_ONNX_TESTDATA (default
 # <repo>/build/onnx-testdata), KILN_JOBS (build jobs, default 2), KILN_CONFORMANCE_JOBS (default 2).
