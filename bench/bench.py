@@ -30,7 +30,7 @@ so that timings by others who take the same lock do not overlap (compiles run ou
 Before and after the timings, bench/core_latency.cpp measures a cache line's round trip between
 CPUs 0 and 1 (printed under the table, `core_round_trip_ns` in the JSON): on a VM the two cores
 may sit close (about 55 ns) or far apart on the host (300+ ns), which changes every 2-thread
-figure, kiln's and ORT's (docs/cpu_perf.md, "Two threads").
+figure, kiln's and ORT's (docs/design/threading.md, "Data placement").
 
 Prints a table and writes OUT/results.json. Benchmarks are not tests: nothing here fails on a
 timing; a model kiln cannot compile is reported with the compiler's reason.

@@ -3,7 +3,7 @@
 // 2-core VMs kiln is benchmarked on the figure flips, within minutes, between about 55 ns (the
 // cores close) and 300-340 ns (far apart, probably on different dies of the host); every layer
 // whose threads read what the other wrote then runs slower, kiln's and ONNX Runtime's alike
-// (docs/cpu_perf.md, "Two threads"). Built and run by bench/bench.py before and after its
+// (docs/design/threading.md, "Data placement"). Built and run by bench/bench.py before and after its
 // timings, so that 2-thread figures are compared only between runs in the same state.
 //
 // Second, streamed: CPU 0 writes 256 KB, then CPU 1 reads a byte of each of its cache lines

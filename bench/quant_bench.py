@@ -170,7 +170,7 @@ def main():
                    help="how many of the 8 inputs kiln's own --precision int8 calibrates on")
     p.add_argument("--no-qdq", action="store_true", help="do not compile or time ORT's QDQ model in kiln")
     p.add_argument("--cpu-isa", choices=["native", "avx2", "portable"], default="native",
-                   help="KILN_CPU_ISA for kiln's compiles and runs (docs/cpu_perf.md): avx2 measures kiln as on "
+                   help="KILN_CPU_ISA for kiln's compiles and runs (docs/reference/environment.md): avx2 measures kiln as on "
                         "a CPU without AVX-512; ONNX Runtime keeps the CPU's own kernels")
     a = p.parse_args()
     B.apply_timing_args(a)

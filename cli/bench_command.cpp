@@ -1,4 +1,4 @@
-// kiln bench MODEL: the compiled model against framework baselines (docs/bench.md).
+// kiln bench MODEL: the compiled model against framework baselines (docs/guide/benchmarking.md).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -342,7 +342,7 @@ int run_bench(const BenchArgs& args) {
 
 Command add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* cmd = app.add_subcommand("bench", "measure the compiled model against framework baselines (docs/bench.md)");
+  CLI::App* cmd = app.add_subcommand("bench", "measure the compiled model against framework baselines (docs/guide/benchmarking.md)");
   cmd->add_option("model", args->model, "the model file (.onnx)")->required();
   cmd->add_option("--compiled", args->compiled, "an OUTDIR of kiln compile to measure instead of compiling MODEL");
   cmd->add_option("--against", args->against,

@@ -1,4 +1,4 @@
-// The JSON report of `kiln bench` (schema: docs/bench.schema.json; prose: docs/bench.md).
+// The JSON report of `kiln bench` (schema: docs/bench.schema.json; prose: docs/reference/reports.md).
 #include <cmath>
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // What `kiln bench` measured, as every report (terminal, JSON, Markdown, HTML) reads it.
-// The JSON form and its schema are in docs/bench.md and docs/bench.schema.json.
+// The JSON form and its schema are in docs/reference/reports.md and docs/bench.schema.json.
 #pragma once
 
 #include <optional>

@@ -34,7 +34,7 @@ struct LoadOptions {
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
-  // int8-dynamic adds the pass quantize_dynamic before the fusion passes (docs/quantization.md)
+  // int8-dynamic adds the pass quantize_dynamic before the fusion passes (docs/guide/quantization.md)
   passes::Precision precision = passes::Precision::FP32;
   // int8: calibrates (once), then runs quantize_static and fuse_qdq before the fusion passes
   StaticQuantization* int8 = nullptr;

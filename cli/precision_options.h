@@ -1,5 +1,5 @@
 // `kiln compile`'s precision options: --precision, --calibration DIR and --report FILE
-// (docs/quantization.md). The int8 modes add their own options here.
+// (docs/guide/quantization.md). The int8 modes add their own options here.
 #pragma once
 
 #include <optional>
@@ -34,7 +34,7 @@ void check_precision_options(const PrecisionOptions& options);
 // Whether --precision int8 gives the dense convolutions reduced-range weights (their pairs fit
 // the AVX2 vpmaddubsw tile, passes/integer_matmul.h): as
 // --weight-range says, else unless the binary is for this machine (--cpu native) and it has
-// AVX-512 VNNI, whose kernel needs no reduced range (docs/quantization.md).
+// AVX-512 VNNI, whose kernel needs no reduced range (docs/guide/quantization.md).
 bool reduced_weight_range(const PrecisionOptions& options, const std::string& cpu);
 
 }  // namespace kiln::cli

@@ -1,5 +1,5 @@
 // The precision report of `kiln compile --precision P` (-v prints it, --report FILE.json
-// writes it; docs/quantization.md): per output, the error of the model compiled in P
+// writes it; docs/guide/quantization.md): per output, the error of the model compiled in P
 // against the same model compiled in fp32, on the calibration samples (--calibration DIR)
 // or on generated inputs; top-1 agreement for classifiers; weight bytes before and after.
 // Any precision's compile can call it (fp16, bf16, int8).

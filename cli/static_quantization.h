@@ -1,4 +1,4 @@
-// `kiln compile --precision int8` (docs/quantization.md): the calibration samples read as
+// `kiln compile --precision int8` (docs/guide/quantization.md): the calibration samples read as
 // tensors, the model loaded quantized (cli/model_loader.h calibrates and runs quantize_static),
 // and --max-error's choice of the layers to leave in fp32.
 #pragma once

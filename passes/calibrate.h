@@ -1,5 +1,5 @@
 // Calibration for static int8 quantization (`kiln compile --precision int8 --calibration DIR`,
-// docs/quantization.md): the reference interpreter runs the fp32 graph on every calibration
+// docs/guide/quantization.md): the reference interpreter runs the fp32 graph on every calibration
 // sample, and each float activation gets the range its quantization should cover, chosen by
 // min-max, a percentile of its histogram, or the threshold minimizing the KL divergence between
 // the histogram and its 8-bit quantization (entropy, as TensorRT and ONNX Runtime do it).

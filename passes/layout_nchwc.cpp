@@ -15,7 +15,7 @@
 // Why: in NCHW a 1x1 convolution is a GEMM whose input is packed on every run and whose tiles
 // write rows H * W apart; blocked, the kernel reads the input and writes the output and residual
 // as contiguous runs. ResNet-50's 1x1 shapes on Zen 4, alone: 0.94x the NCHW time with data in
-// cache, 0.87x with it cold (docs/cpu_perf.md, session 10).
+// cache, 0.87x with it cold (docs/design/cpu_kernels.md, "Channel-blocked convolutions").
 #include <map>
 
 #include "ir/op_registry.h"

@@ -1,6 +1,6 @@
 // The precision a model is compiled in (`kiln compile --precision`): fp32 as written; fp16
 // and bf16 store float weights in half precision (computing in fp32); int8 and int8-dynamic
-// quantize (docs/quantization.md).
+// quantize (docs/guide/quantization.md).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// The pass quantize_static (`kiln compile --precision int8`, docs/quantization.md) with the
+// The pass quantize_static (`kiln compile --precision int8`, docs/guide/quantization.md) with the
 // layers to leave in fp32 (`--max-error`).
 #pragma once
 

@@ -8,7 +8,7 @@
 #
 # The data comes from the onnx wheel on PyPI, pinned to the newest release whose wheel still
 # bundles it (onnx 1.23 dropped onnx/backend/test/data/node from both wheel and sdist; see
-# docs/conformance.md). The wheel is downloaded once with pip (the venv's, else Debian's)
+# docs/design/conformance.md). The wheel is downloaded once with pip (the venv's, else Debian's)
 # into $KILN_DOWNLOAD_CACHE (default ~/.cache/kiln/downloads) and only the data is
 # extracted. If PyPI cannot be reached, Debian's libonnx-testdata (onnx 1.12, older and
 # smaller) is installed with apt and copied instead, and the script says so.

@@ -13,7 +13,7 @@
 namespace kiln::codegen::cpp {
 
 // Deliberate faults for kiln's own tests (set by the CLI from KILN_TEST_* variables; see
-// docs/bench.md): a compiled model that is genuinely wrong or slow in one named node.
+// docs/guide/debugging.md): a compiled model that is genuinely wrong or slow in one named node.
 struct TestHooks {
   std::string perturb_node;  // add perturb_delta to every element of this node's first output
   double perturb_delta = 0.5;

@@ -3,7 +3,7 @@
 # with one event per node per run, named after the model's nodes with their op types, whose
 # node times add up to within 10% of each run's measured latency; and the library's switch
 # (NAME_set_profiling, NAME_node_time) from C.
-# ResNet-50, as in docs/bench.md, is the same check by hand on a bigger model.
+# ResNet-50, as in docs/guide/debugging.md, is the same check by hand on a bigger model.
 source "$(dirname "$0")/lib.sh"
 model="${KILN_PROFILE_MODEL:-$repo/models/cnn/model.onnx}"
 "$kiln" compile "$model" -o "$work/out" --emit exe,lib,source --name net >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; fail "compile"; }

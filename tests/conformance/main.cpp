@@ -1,5 +1,5 @@
 // kiln_conformance: runs ONNX's backend test data through kiln's interpreter and through
-// compiled code, and writes a report. See docs/conformance.md.
+// compiled code, and writes a report. See docs/design/conformance.md.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
                  "file listing ops that must pass all their cases; a failure among them is an error");
   app.add_flag("!--no-compiled", o.compiled, "only the interpreter");
   app.add_flag("!--no-constant-inputs", o.freeze,
-               "never compile a case's int64 inputs as constants (see docs/conformance.md)");
+               "never compile a case's int64 inputs as constants (see docs/design/conformance.md)");
   app.add_option("--jobs,-j", o.compile.jobs, "processes at once");
   app.add_option("--batch-size", o.compile.batch_size, "models per compiled executable");
   app.add_option("--opt", o.compile.opt, "optimization flag for the compiled models");

@@ -202,7 +202,7 @@ void write_reports(const std::vector<CaseResult>& results, const RunInfo& info, 
        "types, random-number ops, ImageDecoder), which are counted apart. Tolerances: "
        "|got - expected| <= atol + rtol * |expected| with rtol 1e-3 and atol 1e-7 (a case's data.json "
        "may loosen them; bfloat16 rtol at least 2^-6), NaN equal to NaN, integers and bools exact. "
-       "See docs/conformance.md.\n\n";
+       "See docs/design/conformance.md.\n\n";
   m += "## Totals\n\n| suite | cases | in scope | interpreter pass | fail | unsupported | compiled pass | fail | unsupported | "
        "out of scope (interpreter / compiled pass) |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const std::string& name : kSuites) {

@@ -3,7 +3,7 @@
 // convolution reads its input and writes its output (and residual) as contiguous runs of
 // positions and needs no packing at run time: on Zen 4 ResNet-50's 1x1 shapes ran at 0.94x the
 // time of the NCHW GEMM path with their data in cache and 0.87x with it cold, its stride-2 3x3s
-// at 0.84x their im2col time in the model (docs/cpu_perf.md, session 10).
+// at 0.84x their im2col time in the model (docs/design/cpu_kernels.md, "Channel-blocked convolutions").
 #pragma once
 
 #include <cstddef>

@@ -7,8 +7,8 @@
 // rows from layer to layer, so each thread reads what it wrote itself (a depthwise layer also
 // one halo row a side). In NCHW the 1x1 layers split by pixels and the depthwise ones by
 // channels, and every layer read the other core's writes: on a VM whose two vCPUs sit far
-// apart that made MobileNetV2 int8 slower at two threads than at one (docs/quantization.md,
-// session 12).
+// apart that made MobileNetV2 int8 slower at two threads than at one (docs/design/int8_kernels.md,
+// "Channels-last chains").
 //
 // Three shapes run here (qconv2d_nhwc_supported):
 //  - dense: group 1, C a multiple of 4, any kernel up to 7x7 (49 taps), stride, padding and

@@ -90,7 +90,7 @@ inline void parallel_for(ThreadPool* pool, int64_t n,
 // (its data in the other core's cache, or its core slower for a while) no longer
 // holds up the loop: MobileNetV2's int8 convolutions at two threads had the worker's share of a
 // layer take up to 1.5x (cores close) or 3x (far apart) the caller's equal one
-// (docs/quantization.md, session 8). fn gets disjoint ranges covering [0, n). Plain parallel_for
+// (docs/design/threading.md). fn gets disjoint ranges covering [0, n). Plain parallel_for
 // for fewer than 2 items a thread or more than 16 threads.
 void parallel_for_balanced(ThreadPool* pool, int64_t n,
                            const std::function<void(int64_t begin, int64_t end)>& fn) noexcept;
