@@ -26,7 +26,8 @@ Every saved archive is loaded back with torch.jit.load and run on each input set
 must agree with the eager ones within 1e-5 * max(1, max|expected|) (the README lists the
 differences). Deterministic: seeded weights and inputs, so a rerun writes identical .npy files
 on the same machine. The model.pt archives are identical across reruns too (torch writes fixed
-zip timestamps) as long as all models are built in the same order (class names carry
+zip timestamps; the script reruns itself with PYTHONHASHSEED=0 because TorchScript prints class
+constants in set order) as long as all models are built in the same order (class names carry
 process-wide ___torch_mangle_N counters) and the script sits at the same absolute path (the
 code/*.debug_pkl entries record it). Needs Debian's python3-torch (1.13) and python3-torchvision.
 """
@@ -591,6 +592,11 @@ def write_readme(root: Path, infos: list[dict], big: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
+    # TorchScript prints a class's constants (`in_features : Final[int] = 6`) in set order,
+    # which follows str hashing: fix the hash seed so that archives come out the same.
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv], env)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--big", metavar="OUTDIR", type=Path,
                     help="write the big models (not committed) under OUTDIR instead")
