@@ -140,7 +140,9 @@ def archive_ops(path: Path) -> dict:
                 ns.update(f"{a}.{b}" for a, b in NS_RE.findall(src))
                 builtins.update(BUILTIN_RE.findall(src))
                 funcs.update(FUNC_RE.findall(src))
-    return dict(aten=aten, ns=ns, builtins=builtins, funcs=funcs)
+        version = [z.read(n).decode().strip() for n in z.namelist()
+                   if n.split("/", 1)[-1] in ("version", ".data/version")]
+    return dict(aten=aten, ns=ns, builtins=builtins, funcs=funcs, version=",".join(version))
 
 
 # ----------------------------------------------------------------------- models
@@ -237,12 +239,17 @@ def transformer_module(seed, d_model, nhead, ff, layers, **kw) -> nn.Module:
         layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=ff, dropout=0.1,
                                            batch_first=True, **kw)
         m = nn.TransformerEncoder(layer, num_layers=layers)
-    # Non-trivial LayerNorm affine parameters.
+    # nn.TransformerEncoder deep-copies its layer, so every layer starts with the same weights
+    # (and torch.jit.freeze then pools them into one set of constants): give each layer its
+    # own, with non-trivial biases and LayerNorm affine parameters.
     with torch.no_grad():
-        for mod in m.modules():
-            if isinstance(mod, nn.LayerNorm):
-                mod.weight.copy_(0.5 + torch.rand_like(mod.weight))
-                mod.bias.copy_(0.2 * torch.randn_like(mod.bias))
+        for name, p in m.named_parameters():
+            if "norm" in name:
+                p.copy_(0.5 + torch.rand_like(p) if name.endswith("weight") else 0.2 * torch.randn_like(p))
+            elif p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            else:
+                nn.init.normal_(p, std=0.1)
     return m
 
 
@@ -293,7 +300,7 @@ class OpsMix(nn.Module):
         rows = x.reshape(n * 3, hw)                                  # [6,30]
         shaped = torch.cat([flat[:, :30], rows[:n].reshape(n, -1) / hw,
                             s0.reshape(n, -1) - s1.sum(2).reshape(n, -1),
-                            s2.mean(dim=2).flatten(1)], dim=1)      # [2,114]
+                            s2.mean(dim=2).flatten(1)], dim=1)      # [2,96]
         # slicing, select, negative and strided slices, advanced indexing, broadcasting adds
         sl = x[:, 1:3, :3, :5]                                       # [2,2,3,5]
         sel = x[0]                                                   # [3,5,6]
@@ -351,7 +358,7 @@ class OpsMix(nn.Module):
       "matmul (3-D and 4-D)/bmm/addmm/@, .to(torch.float32) of int64 and bool. "
       "F.scaled_dot_product_attention does not exist in torch 1.13 (added in 2.0): the "
       "attention here is softmax(q k^T / sqrt(d)) v by hand.",
-      ["trace", "script", "freeze"])
+      ["trace", "script"])
 def make_ops_mix():
     torch.manual_seed(3)
     m = OpsMix()
@@ -555,20 +562,23 @@ def write_readme(root: Path, infos: list[dict], big: bool) -> None:
         "",
         "Each archive was loaded back and run: `err` is max|archive − eager| / max(1, "
         "max|eager|) over outputs and input sets. The .npy files are byte-identical on a "
-        "rerun on the same machine; model.pt is too unless the script moved (code/*.debug_pkl "
-        "records its absolute path) or models were built in another order (___torch_mangle_N "
-        "counters).",
+        "rerun on the same machine; model.pt is too (the script runs with PYTHONHASHSEED=0) "
+        "unless the script moved (code/*.debug_pkl records its absolute path) or models were "
+        "built in another order (___torch_mangle_N counters). `version` is the archive's "
+        "`version` record (`.data/version` from 6 on): 3 unless an upgraded op bumps it "
+        "(div: 4, gelu with `approximate`: 10).",
         "",
         f"Versions: {versions()}.",
         "",
-        "| folder | model.pt | folder | inputs | outputs | err |",
-        "|---|---|---|---|---|---|",
+        "| folder | model.pt | folder | version | inputs | outputs | err |",
+        "|---|---|---|---|---|---|---|",
     ]
     for i in infos:
         outs = i["outputs"]
         out_s = ", ".join(shape_str(o) for o in outs) if len(outs) <= 5 else \
             f"{len(outs)} tensors ({', '.join(shape_str(o) for o in outs[:3])}, …)"
         lines.append(f"| `{i['folder'].name}` | {fmt_size(i['size'])} | {fmt_size(i['total'])} | "
+                     f"{i['ops']['version']} | "
                      f"{', '.join(shape_str(x) for x in i['inputs'])} | {out_s} | {i['err']:.1e} |")
     total = sum(i["total"] for i in infos)
     lines += ["", f"Total: {fmt_size(total)}.", ""]
