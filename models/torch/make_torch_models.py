@@ -25,11 +25,12 @@ Modes:
 Every saved archive is loaded back with torch.jit.load and run on each input set; its outputs
 must agree with the eager ones within 1e-5 * max(1, max|expected|) (the README lists the
 differences). Deterministic: seeded weights and inputs, so a rerun writes identical .npy files
-on the same machine. The model.pt archives are identical across reruns too (torch writes fixed
-zip timestamps; the script reruns itself with PYTHONHASHSEED=0 because TorchScript prints class
-constants in set order) as long as all models are built in the same order (class names carry
-process-wide ___torch_mangle_N counters) and the script sits at the same absolute path (the
-code/*.debug_pkl entries record it). Needs Debian's python3-torch (1.13) and python3-torchvision.
+on the same machine. The model.pt archives are identical across reruns and checkouts too: torch
+writes fixed zip timestamps, and the script reruns itself from the repository root by its
+relative path (code/*.debug_pkl entries record the source file's path) with PYTHONHASHSEED=0
+(TorchScript prints class constants in set order). Class names carry process-wide
+___torch_mangle_N counters, so all models are always built, in the same order.
+Needs Debian's python3-torch (1.13) and python3-torchvision.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ import torch.nn.functional as F
 from torch import nn
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
 RTOL = 1e-5
 MAX_COMMITTED_BYTES = 600 * 1024
 
@@ -562,9 +564,10 @@ def write_readme(root: Path, infos: list[dict], big: bool) -> None:
         "",
         "Each archive was loaded back and run: `err` is max|archive − eager| / max(1, "
         "max|eager|) over outputs and input sets. The .npy files are byte-identical on a "
-        "rerun on the same machine; model.pt is too (the script runs with PYTHONHASHSEED=0) "
-        "unless the script moved (code/*.debug_pkl records its absolute path) or models were "
-        "built in another order (___torch_mangle_N counters). `version` is the archive's "
+        "rerun on the same machine, and so are the model.pt archives (fixed zip timestamps; "
+        "the script reruns itself from the repository root with PYTHONHASHSEED=0, so that "
+        "code/*.debug_pkl records a relative path and class constants print in one order). "
+        "`version` is the archive's "
         "`version` record (`.data/version` from 6 on): 3 unless an upgraded op bumps it "
         "(div: 4, gelu with `approximate`: 10).",
         "",
@@ -602,15 +605,22 @@ def write_readme(root: Path, infos: list[dict], big: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
-    # TorchScript prints a class's constants (`in_features : Final[int] = 6`) in set order,
-    # which follows str hashing: fix the hash seed so that archives come out the same.
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv], env)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--big", metavar="OUTDIR", type=Path,
                     help="write the big models (not committed) under OUTDIR instead")
     args = ap.parse_args(argv)
+    if os.environ.get("_KILN_MAKE_TORCH_MODELS") != "1":
+        # Rerun from the repository root, this file run by its relative path, with
+        # PYTHONHASHSEED=0: code/*.debug_pkl then records "models/torch/make_torch_models.py"
+        # rather than this checkout's absolute path, and TorchScript's printing of class
+        # constants (in set order, which follows str hashing) is the same every time.
+        rel = HERE.relative_to(REPO) / Path(__file__).name
+        new_argv = ["--big", str(args.big.resolve())] if args.big else []
+        env = dict(os.environ, PYTHONHASHSEED="0", _KILN_MAKE_TORCH_MODELS="1")
+        os.chdir(REPO)
+        runner = (f"import runpy, sys; sys.argv = [{str(rel)!r}] + sys.argv[1:]; "
+                  f"runpy.run_path({str(rel)!r}, run_name='__main__')")
+        os.execve(sys.executable, [sys.executable, "-c", runner, *new_argv], env)
     torch.set_num_threads(1)
     root = args.big if args.big else HERE
     root.mkdir(parents=True, exist_ok=True)
