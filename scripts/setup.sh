@@ -49,6 +49,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev
   libcli11-dev libfmt-dev doctest-dev
+  zlib1g-dev  # inflating deflated entries of PyTorch's zip archives
   python3-venv python3-numpy python3-pip
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/test_sanitized.sh)
   chromium python3-jsonschema  # tests/bench: the HTML report in headless Chromium; the JSON schema

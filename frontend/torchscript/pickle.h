@@ -60,5 +60,7 @@ PyRef unpickle(std::string_view bytes, const std::string& where, const StorageLo
 
 // "int", "Tensor", "__torch__.a.B", ... for messages.
 std::string py_kind_name(const PyObject& o);
+// The kind with the value where it is short ("int 3", "str 'cpu'", "Tensor f32[2, 3]").
+std::string describe(const PyObject& o);
 
 }  // namespace kiln::frontend::torchscript

@@ -54,9 +54,15 @@ class ZipArchive {
 
  private:
   ZipArchive() = default;
+  // The entry for `name`, checked against the limits (and counted in total_read_).
+  const ZipEntry& checked_entry(std::string_view name) const;
+  void inflate_into(const ZipEntry& e, uint8_t* out) const;  // exactly e.size bytes
+  void check_crc(const ZipEntry& e, const uint8_t* data) const;
+
   std::string path_;
   std::shared_ptr<const ir::Buffer> bytes_;
   std::vector<ZipEntry> entries_;
+  std::vector<uint64_t> data_offsets_;  // of each entry's data, past its local header
   std::map<std::string, size_t, std::less<>> by_name_;
   std::string prefix_;
   ZipLimits limits_;
