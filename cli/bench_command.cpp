@@ -36,6 +36,7 @@ struct BenchArgs {
   int threads = 1;
   std::string precision = "fp32";
   std::vector<std::string> dims;
+  std::vector<std::string> input_shapes;
   int rounds = 10, runs = 10, warmup = 5;
   uint64_t seed = 42;
   std::string json, markdown, html;
@@ -94,6 +95,7 @@ std::unique_ptr<ir::Graph> load_for_bench(const BenchArgs& args, int& batch, std
   LoadOptions load;  // optimized, so that outputs whose shapes follow from constants are static
   dims = args.dims;
   load.dims = parse_dims(dims);
+  load.input_shapes = args.input_shapes;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
   if (graph->inputs().empty() || graph->inputs()[0]->shape().rank() == 0) {
     if (args.batch > 1) fail("--batch {}: the model's first input has no batch dimension", args.batch);
@@ -134,6 +136,7 @@ fs::path kiln_executable(const BenchArgs& args, const std::vector<std::string>& 
     fmt::print(stderr, "kiln bench: compiling {}\n", args.model);
     std::vector<std::string> argv = {self_exe(), "compile", args.model, "-o", dir.string(), "--emit", "exe,lib", "--name", name};
     for (const std::string& d : dims) argv.insert(argv.end(), {"--dim", d});
+    for (const std::string& s : args.input_shapes) argv.insert(argv.end(), {"--input-shape", s});
     const auto t0 = std::chrono::steady_clock::now();
     const int status = run_to_completion(argv, work / "compile.log");
     kiln.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -150,8 +153,10 @@ void add_baselines(const BenchArgs& args, const std::string& python, const std::
                    const fs::path& work, std::vector<EngineResult>& results, std::vector<EngineLaunch>& launches,
                    std::vector<std::string>& against) {
   const bool automatic = args.against == "auto";
-  against = automatic ? std::vector<std::string>{"onnxruntime"} : split_list(args.against);
-  std::map<std::string, std::string> models = {{"onnxruntime", args.model}};
+  // The model's own framework runs it as given: ONNX Runtime an .onnx model, PyTorch a TorchScript archive.
+  const std::string own = model_format(args.model) == ModelFormat::TorchScript ? "torch" : "onnxruntime";
+  against = automatic ? std::vector<std::string>{own} : split_list(args.against);
+  std::map<std::string, std::string> models = {{own, args.model}};
   for (const std::string& spec : args.baseline_models) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) fail("--baseline-model {}: expected ENGINE=PATH", spec);
@@ -343,7 +348,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "measure the compiled model against framework baselines (docs/guide/benchmarking.md)");
-  cmd->add_option("model", args->model, "the model file (.onnx)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
   cmd->add_option("--compiled", args->compiled, "an OUTDIR of kiln compile to measure instead of compiling MODEL");
   cmd->add_option("--against", args->against,
                   "baselines, comma-separated: onnxruntime, torch, tensorflow, or none; auto (default): the "
@@ -354,6 +359,9 @@ Command add_bench_command(CLI::App& app) {
   cmd->add_option("--batch", args->batch, "batch size, for a model whose first input has a symbolic first dim");
   cmd->add_option("--threads", args->threads, "threads per run, for every engine")->capture_default_str();
   cmd->add_option("--precision", args->precision, "fp32 (the only one today)")->capture_default_str();
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
+                  "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim seq=128 (repeatable)");
   cmd->add_option("--rounds", args->rounds, "rounds; each runs every engine in turn")->capture_default_str();
   cmd->add_option("--runs", args->runs, "timed runs per engine per round")->capture_default_str();

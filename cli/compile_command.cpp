@@ -41,6 +41,7 @@ struct CompileArgs {
   std::string name;
   std::string weights = "embedded";
   std::vector<std::string> dims;
+  std::vector<std::string> input_shapes;
   std::string cpu = "generic";
   codegen::cpp::EmitOptions emit_options;  // --conv-algo
   int jobs = 2;
@@ -209,6 +210,7 @@ int run_compile(const CompileArgs& args) {
   check_precision_options(args.precision);
   LoadOptions load;
   load.dims = parse_dims(args.dims);
+  load.input_shapes = args.input_shapes;
   load.pipeline = args.pipeline;
   load.limits = args.limits;
   load.precision = args.precision.precision;
@@ -289,7 +291,7 @@ int run_compile(const CompileArgs& args) {
 Command add_compile_command(CLI::App& app) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* cmd = app.add_subcommand("compile", "compile a model into an executable, libraries and sources");
-  cmd->add_option("model", args->model, "the model file (.onnx)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
   cmd->add_option("-o,--output", args->out_dir, "output directory (replaced if it exists)")->required();
   cmd->add_option("--emit", args->emit,
                   "what to write, comma-separated: exe (OUTDIR/NAME), lib (libNAME.a + NAME.h), "
@@ -298,6 +300,9 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
       ->capture_default_str();
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
+                  "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
   cmd->add_option("--cpu", args->cpu,
                   "instruction set of the binary: generic (portable; hot kernels choose AVX2+FMA at "

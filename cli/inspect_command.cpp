@@ -24,6 +24,7 @@ struct InspectArgs {
   std::string model;
   bool json = false;
   std::vector<std::string> dims;
+  std::vector<std::string> input_shapes;
   bool plan = false;                  // --plan: per-pass node counts and the memory plan
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   codegen::cpp::EmitOptions emit;    // --conv-algo, for --plan's memory plan
@@ -63,7 +64,14 @@ Report inspect(const InspectArgs& args) {
   options.allow_unsupported = true;
   options.limits = args.limits;
   frontend::OnnxModelInfo info;
-  std::unique_ptr<ir::Graph> graph = frontend::import_onnx(args.model, options, &info);
+  std::unique_ptr<ir::Graph> graph;
+  if (model_format(args.model) == ModelFormat::Onnx) {
+    graph = frontend::import_onnx(args.model, options, &info);
+  } else {
+    graph = import_model(args.model, args.limits, args.input_shapes);
+    info.producer = "TorchScript archive";
+    for (const auto& n : graph->nodes()) info.op_histogram[n->op()]++;
+  }
   r.ir_version = info.ir_version;
   r.opsets = info.opsets;
   r.producer = info.producer;
@@ -166,12 +174,14 @@ void print_json(const Report& r, const std::string& path) {
 Command add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "show a model's inputs, outputs, ops, size and cost");
-  cmd->add_option("model", args->model, "the model file (.onnx)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--plan", args->plan, "run the optimizer printing node counts by op after each pass, then the memory plan");
   add_pipeline_options(cmd, args->pipeline);
   add_emit_options(cmd, args->emit);
   add_limits_options(cmd, args->limits);
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; needed for TorchScript archives)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
   return {cmd, [args] {
             std::error_code ec;

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/torchscript/torchscript_importer.h"
 #include "ir/error.h"
 #include "ir/verifier.h"
 #include "passes/quantize_static.h"
@@ -58,20 +59,68 @@ void quantize_statically(ir::Graph& graph, const std::vector<std::string>& pipel
   timer.phase("optimize", [&] { passes::run_pipeline(graph, rest, options); });
 }
 
+// --input-shape on an ONNX model: the named (or, unnamed, the next) graph input takes these
+// dims, which must agree with every static dim the model declares.
+void apply_input_shapes(ir::Graph& graph, const std::string& path, const std::vector<frontend::torchscript::InputSpec>& specs) {
+  size_t next = 0;
+  for (const auto& spec : specs) {
+    ir::Value* in = nullptr;
+    if (spec.name.empty()) {
+      if (next >= graph.inputs().size()) fail("{}: more --input-shape given than the model has inputs", path);
+      in = graph.inputs()[next++];
+    } else {
+      for (ir::Value* v : graph.inputs())
+        if (v->name() == spec.name) in = v;
+      if (!in) fail("{}: --input-shape names '{}', which is not an input of the model", path, spec.name);
+    }
+    const ir::Shape& declared = in->shape();
+    if (in->has_type() && declared.rank() != spec.dims.size())
+      fail("{}: --input-shape gives input '{}' {} dims, the model declares {}", path, in->name(), spec.dims.size(), declared.str());
+    for (size_t k = 0; k < spec.dims.size() && in->has_type(); ++k)
+      if (declared[k].is_static() && declared[k].value() != spec.dims[k])
+        fail("{}: --input-shape gives input '{}' dim {} the value {}, the model fixes it at {}", path, in->name(), k,
+             spec.dims[k], declared[k].value());
+    in->set_type(in->has_type() ? in->dtype() : spec.dtype, ir::Shape::of(spec.dims));
+  }
+}
+
 }  // namespace
+
+ModelFormat model_format(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".onnx") return ModelFormat::Onnx;
+  if (frontend::is_torchscript_archive(path)) return ModelFormat::TorchScript;
+  return ModelFormat::Onnx;
+}
+
+std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
+                                        const std::vector<std::string>& input_shapes) {
+  std::vector<frontend::torchscript::InputSpec> specs;
+  for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
+  switch (model_format(path)) {
+    case ModelFormat::TorchScript: {
+      frontend::TorchScriptImportOptions options;
+      options.limits = limits;
+      options.inputs = specs;
+      return frontend::import_torchscript(path, options);
+    }
+    case ModelFormat::Onnx: break;
+  }
+  frontend::OnnxImportOptions import;
+  import.limits = limits;
+  auto graph = frontend::import_onnx(path, import);
+  apply_input_shapes(*graph, path, specs);
+  return graph;
+}
 
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,
                                       PhaseTimer& timer) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail("{}: no such file", path);
   if (std::filesystem::is_directory(path, ec))
-    fail("{}: is a directory (expected an .onnx model file)", path);
+    fail("{}: is a directory (expected an .onnx model or a TorchScript .pt archive)", path);
   std::unique_ptr<ir::Graph> graph =
-      timer.phase("import", [&] {
-        frontend::OnnxImportOptions import;
-        import.limits = options.limits;
-        return frontend::import_onnx(path, import);
-      });
+      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes); });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     std::vector<std::string> pipeline =

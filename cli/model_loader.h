@@ -31,6 +31,7 @@ struct StaticQuantization {
 
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
+  std::vector<std::string> input_shapes;  // --input-shape [NAME=]D0,D1,...[:DTYPE]
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
@@ -39,6 +40,14 @@ struct LoadOptions {
   // int8: calibrates (once), then runs quantize_static and fuse_qdq before the fusion passes
   StaticQuantization* int8 = nullptr;
 };
+
+enum class ModelFormat { Onnx, TorchScript };
+// The format of the model at `path`, from its contents (a zip holding data.pkl is a TorchScript
+// archive) and its name.
+ModelFormat model_format(const std::string& path);
+// Imports `path` with the frontend for its format, applying --input-shape; no passes run.
+std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
+                                        const std::vector<std::string>& input_shapes);
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,

@@ -38,6 +38,12 @@ class AtenBuilder {
   virtual std::string where() const = 0;
   [[noreturn]] void fail_op(const std::string& problem) const;
 
+ private:
+  std::optional<std::vector<ir::Value*>> fold(const std::string& op, const std::vector<ir::Value*>& inputs,
+                                              const ir::AttributeMap& attrs, const std::vector<std::string>& outs,
+                                              const std::string& name);
+  void trace(const ir::Node& n) const;
+
  protected:
   ir::Graph* graph_ = nullptr;
   std::string node_prefix_;  // names nodes after the source construct

@@ -19,7 +19,7 @@ _rebuild_tensor_v2 with a BINPERSID storage tuple). OUTDIR gets:
                          every substring listed for it (case-sensitive)
 
 Nothing here is ever unpickled by Python: the pickles naming os.system and builtins.eval carry
-a harmless `echo` command, and are only written. Needs Debian's python3-torch for the base
+a harmless command (`touch kiln-hostile-ran`, a marker torch_hostile.py looks for), and are only written. Needs Debian's python3-torch for the base
 archive. Deterministic: a rerun writes the same bytes.
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
-HARMLESS = "echo kiln hostile pickle: this command must never run"
+# Harmless if it ever ran: it only creates a marker file that torch_hostile.py looks for.
+HARMLESS = "touch kiln-hostile-ran"
 # The base module's class is `__torch__.kiln_hostile_base.M` (the Python module's name).
 CLASS_MODULE, CLASS = "__torch__.kiln_hostile_base", "M"
 CODE = "code/__torch__/kiln_hostile_base.py"

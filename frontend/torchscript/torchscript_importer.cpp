@@ -1,0 +1,123 @@
+#include "frontend/torchscript/torchscript_importer.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "frontend/torchscript/zip_archive.h"
+#include "ir/error.h"
+
+namespace kiln::frontend {
+namespace fs = std::filesystem;
+using namespace torchscript;
+
+namespace {
+
+ZipLimits zip_limits(const ImportLimits& l) {
+  ZipLimits z;
+  z.max_entry_bytes = l.max_tensor_bytes;
+  return z;
+}
+
+PickleLimits pickle_limits(const ImportLimits& l) {
+  PickleLimits p;
+  p.max_tensor_bytes = l.max_tensor_bytes;
+  p.max_elements = l.max_elements;
+  return p;
+}
+
+// Storages of `folder` ("data" or "constants"), each read from its own entry.
+StorageLoader storages(const ZipArchive& zip, const std::string& folder) {
+  return [&zip, folder](const std::string& key, ir::DType, uint64_t) {
+    std::string name = folder + "/" + key;
+    if (!zip.has(name)) fail("{}: storage '{}' has no entry '{}'", zip.path(), key, name);
+    return zip.read_buffer(name);
+  };
+}
+
+}  // namespace
+
+bool is_torchscript_archive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  if (!in.read(magic, 4) || magic[0] != 'P' || magic[1] != 'K') return false;
+  try {
+    auto zip = ZipArchive::open(path);
+    return zip->has("data.pkl");
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::unique_ptr<ir::Graph> import_torchscript(const std::string& path, const TorchScriptImportOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail("{}: no such file", path);
+  auto zip = ZipArchive::open(path, zip_limits(options.limits));
+  if (!zip->has("data.pkl")) {
+    if (zip->has("models/model.json") || zip->has("serialized_exported_program.json"))
+      fail("{}: a torch.export program, not a TorchScript archive (give it a .pt2 name)", path);
+    fail("{}: no data.pkl: not a TorchScript archive (torch.jit.save)", path);
+  }
+  if (zip->has("version") || zip->has(".data/version")) {
+    std::string v = zip->read(zip->has(".data/version") ? ".data/version" : "version");
+    int64_t version = std::atoll(v.c_str());
+    if (version < 1 || version > 10)
+      fail("{}: archive version {} is not supported (kiln reads versions 1 to 10)", path, v.substr(0, 16));
+  }
+  if (zip->has("byteorder")) {
+    std::string order = zip->read("byteorder");
+    if (order.rfind("little", 0) != 0) fail("{}: byte order '{}' is not supported (little-endian only)", path, order.substr(0, 16));
+  }
+  PickleLimits pl = pickle_limits(options.limits);
+  PyRef root = unpickle(zip->read("data.pkl"), path + ": data.pkl", storages(*zip, "data"), pl);
+  PyRef constants;
+  if (zip->has("constants.pkl"))
+    constants = unpickle(zip->read("constants.pkl"), path + ": constants.pkl", storages(*zip, "constants"), pl);
+  ProgramLimits limits;
+  Program program(*zip, limits);
+  auto graph = std::make_unique<ir::Graph>();
+  graph->set_name(fs::path(path).stem().string());
+  Lowering lowering(program, *graph, limits, pl, path);
+  lowering.lower_forward(root, constants, options.inputs);
+  graph->remove_unused_values();
+  return graph;
+}
+
+InputSpec parse_input_shape(const std::string& spec) {
+  InputSpec s;
+  std::string rest = spec;
+  size_t eq = rest.find('=');
+  if (eq != std::string::npos) {
+    s.name = rest.substr(0, eq);
+    rest = rest.substr(eq + 1);
+    if (s.name.empty()) fail("--input-shape {}: empty input name", spec);
+  }
+  size_t colon = rest.find(':');
+  if (colon != std::string::npos) {
+    auto dt = ir::parse_dtype(rest.substr(colon + 1));
+    if (!dt) fail("--input-shape {}: unknown dtype '{}' (f32, f16, bf16, f64, i64, i32, i8, u8, bool)", spec,
+                  rest.substr(colon + 1));
+    s.dtype = *dt;
+    rest = rest.substr(0, colon);
+  }
+  size_t start = 0;
+  while (!rest.empty() && start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    std::string d = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t used = 0;
+    int64_t v = -1;
+    try {
+      v = std::stoll(d, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (d.empty() || used != d.size() || v < 0) fail("--input-shape {}: '{}' is not a non-negative integer", spec, d);
+    s.dims.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return s;
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,119 @@
+"""TorchScript archives compiled by kiln and compared with PyTorch's own outputs.
+
+    torch_models.py KILN WORK MODEL_DIR [MODEL_DIR ...] [--no-compile]
+
+Each MODEL_DIR holds model.pt, input_K.npy and expected_K.npy (models/torch/README.md), and
+optionally set1/ with a second input set. For each: `kiln run` (the interpreter) and the
+compiled executable (`kiln compile --emit exe`) on every input set, each output within 1e-4
+of the reference's scale, max|kiln - torch| <= 1e-4 * max(1, max|torch|). The input shapes
+come from the input files (TorchScript archives record none).
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+TOLERANCE = 1e-4
+DTYPES = {"float32": "f32", "float64": "f64", "int64": "i64", "int32": "i32", "bool": "bool", "uint8": "u8",
+          "int8": "i8", "float16": "f16"}
+
+
+def input_files(folder):
+    return sorted(glob.glob(os.path.join(folder, "input_*.npy")), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))
+
+
+def shapes_args(inputs):
+    args = []
+    for path in inputs:
+        a = np.load(path)
+        spec = ",".join(str(d) for d in a.shape)
+        args += ["--input-shape", f"{spec}:{DTYPES[str(a.dtype)]}" if a.dtype != np.float32 else spec]
+    return args
+
+
+def run(cmd, log):
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "w") as f:
+        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        with open(log) as f:
+            sys.stdout.write(f.read()[-3000:])
+    return p.returncode == 0
+
+
+def compare(folder, out_dir, what):
+    ok = True
+    expected = sorted(glob.glob(os.path.join(folder, "expected_*.npy")), key=lambda p: int(p.rsplit("_", 1)[1][:-4]))
+    produced = sorted(glob.glob(os.path.join(out_dir, "*.npy")))
+    if len(produced) != len(expected):
+        print(f"FAIL {what}: {len(produced)} outputs, expected {len(expected)}")
+        return False
+    names = [f"output_{k}.npy" for k in range(len(expected))]
+    for k, ref_path in enumerate(expected):
+        path = os.path.join(out_dir, names[k]) if os.path.exists(os.path.join(out_dir, names[k])) else produced[k]
+        ref, got = np.load(ref_path), np.load(path)
+        if ref.shape != got.shape:
+            print(f"FAIL {what}: output {k} has shape {got.shape}, torch's {ref.shape}")
+            ok = False
+            continue
+        scale = max(1.0, float(np.max(np.abs(ref))) if ref.size else 1.0)
+        err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) / scale if ref.size else 0.0
+        if not err <= TOLERANCE:
+            print(f"FAIL {what}: output {k} differs by {err:.3g} of its scale (limit {TOLERANCE})")
+            ok = False
+    return ok
+
+
+def check_model(kiln, folder, work, compile_too):
+    name = os.path.basename(folder.rstrip("/"))
+    model = os.path.join(folder, "model.pt")
+    sets = [folder] + ([os.path.join(folder, "set1")] if os.path.isdir(os.path.join(folder, "set1")) else [])
+    shapes = shapes_args(input_files(folder))
+    ok = True
+    for k, s in enumerate(sets):
+        out = os.path.join(work, name, f"interp{k}")
+        if run([kiln, "run", model, *shapes, *input_files(s), "-o", out], out + ".log"):
+            ok = compare(s, out, f"{name} interpreter (set {k})") and ok
+        else:
+            print(f"FAIL {name}: kiln run")
+            return False
+    if not compile_too:
+        return ok
+    exe_dir = os.path.join(work, name, "compiled")
+    if not run([kiln, "compile", model, *shapes, "-o", exe_dir, "--emit", "exe", "--name", "m"], exe_dir + ".log"):
+        print(f"FAIL {name}: kiln compile")
+        return False
+    for k, s in enumerate(sets):
+        out = os.path.join(work, name, f"exe{k}")
+        if run([os.path.join(exe_dir, "m"), *input_files(s), "-o", out], out + ".log"):
+            ok = compare(s, out, f"{name} executable (set {k})") and ok
+        else:
+            print(f"FAIL {name}: the executable")
+            ok = False
+    return ok
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    compile_too = "--no-compile" not in sys.argv
+    kiln, work, folders = os.path.abspath(args[0]), os.path.abspath(args[1]), args[2:]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    passed = failed = 0
+    for folder in folders:
+        if check_model(kiln, folder, work, compile_too):
+            print(f"ok   {os.path.basename(folder.rstrip('/'))}")
+            passed += 1
+        else:
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    if failed == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
