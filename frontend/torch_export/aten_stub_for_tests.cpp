@@ -13,12 +13,12 @@
 namespace kiln::frontend::torchscript {
 namespace {
 
-constexpr std::array<std::string_view, 36> kOps = {
+constexpr std::array<std::string_view, 39> kOps = {
     "_native_batch_norm_legit_no_training", "adaptive_avg_pool2d", "add", "addmm", "batch_norm", "clamp",
     "contiguous", "conv2d", "convolution", "div", "dropout", "flatten", "gelu", "hardswish", "hardtanh",
     "layer_norm", "linear", "max_pool2d", "max_pool2d_with_indices", "mean", "mul", "permute", "relu",
     "reshape", "scaled_dot_product_attention", "select", "softmax", "squeeze", "transpose", "unflatten",
-    "unsqueeze", "view", "_softmax", "t", "native_layer_norm", "sym_size"};
+    "unsqueeze", "view", "_softmax", "t", "native_layer_norm", "sym_size", "add_", "relu_", "hardtanh_"};
 
 size_t num_outputs(std::string_view op) {
   if (op == "_native_batch_norm_legit_no_training" || op == "native_layer_norm") return 3;
@@ -33,6 +33,12 @@ void collect(const TValue& v, std::vector<ir::Value*>& out) {
 }
 
 }  // namespace
+
+// Every call lower_aten saw, for tests of how arguments are converted.
+std::vector<AtenCall>& stub_aten_calls() {
+  static std::vector<AtenCall> calls;
+  return calls;
+}
 
 std::vector<ir::Value*> AtenBuilder::node(const std::string& op, std::vector<ir::Value*> inputs,
                                           ir::AttributeMap attrs, size_t num_outputs) {
@@ -59,6 +65,7 @@ void AtenBuilder::fail_op(const std::string& problem) const { fail("{}: {}", whe
 
 std::optional<TValue> lower_aten(AtenBuilder& b, const AtenCall& call) {
   if (!has_aten_op(call.name)) return std::nullopt;
+  stub_aten_calls().push_back(call);
   std::vector<ir::Value*> inputs;
   for (const TValue& v : call.positional) collect(v, inputs);
   for (const auto& kw : call.keywords) collect(kw.second, inputs);

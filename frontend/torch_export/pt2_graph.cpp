@@ -321,6 +321,10 @@ class GraphImporter {
       }
       return;
     }
+    if (is_runtime_check(target)) {
+      ++info_.checks_dropped;
+      return;
+    }
     ts::AtenCall call;
     bool keywords = false;
     const auto& inputs = array_of(field(node, "inputs", what), what + ".inputs");
@@ -338,10 +342,6 @@ class GraphImporter {
         call.positional.push_back(std::move(value));
     }
     if (target == "_operator.getitem" || target == "operator.getitem") return getitem(call, outputs, what);
-    if (is_runtime_check(target)) {
-      ++info_.checks_dropped;
-      return;
-    }
     if (target.rfind(kAtenPrefix, 0) != 0)
       fail("{}: unsupported target '{}' (only torch.ops.aten ops are)", what, target);
     std::string_view op = std::string_view(target).substr(kAtenPrefix.size());

@@ -16,7 +16,7 @@ torch is 1.13, so make a separate venv (gitignored):
         nvidia-cudnn-cu13==9.26.0.51 nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 \\
         nvidia-nvshmem-cu13==3.7.2
     # --big also needs torchvision (no deps) and pillow:
-    .venv-torch2/bin/pip install --no-deps torchvision==0.30.0 pillow
+    .venv-torch2/bin/pip install --no-deps torchvision==0.29.2 pillow  # the newest; made for torch 2.14, its models are plain Python
 
 Writes, for each model below, models/torch_export/<model>/model.pt2 (torch.export.save),
 input_0.npy (float32, seeded) and expected_0.npy (PyTorch's output for it):

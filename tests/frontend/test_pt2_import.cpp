@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -522,4 +524,149 @@ TEST_CASE("the legacy layout (torch 2.1-2.7)") {
   REQUIRE(b);
   CHECK(a->constant().same_as(b->constant()));
 #endif
+}
+
+#ifdef KILN_PT2_TEST_STUBS
+#include "frontend/torchscript/aten_ops.h"
+
+namespace kiln::frontend::torchscript {
+std::vector<AtenCall>& stub_aten_calls();  // aten_stub_for_tests.cpp
+}
+
+namespace {
+
+// A program over input x: f32[s0, 3] (s0 in [1, 8], example 2) whose `nodes` end in a tensor
+// named "y" with `y_meta`.
+std::string sym_program(const std::string& nodes, const std::string& y_meta, const std::string& sym_values,
+                        const std::string& more_outputs = "") {
+  std::string s0 = R"J({"as_expr": {"expr_str": "Symbol('s0', positive=True, integer=True)", "hint": {"as_int": 2}}})J";
+  std::string x_meta = R"({"dtype": 7, "sizes": [)" + s0 + R"(, {"as_int": 3}], "requires_grad": false,
+      "device": {"type": "cpu"}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7})";
+  return R"({"graph_module": {"graph": {"inputs": [], "outputs": [], "nodes": [)" + nodes + R"(],
+      "tensor_values": {"x": )" + x_meta + R"(, "y": )" + y_meta + R"(}, "sym_int_values": )" + sym_values + R"(},
+    "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+      "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}})" + more_outputs + R"(]}},
+    "range_constraints": {"s0": {"min_val": 1, "max_val": 8}}})";
+}
+
+std::string write_program(const TempDir& dir, const std::string& program) {
+  Archive archive;
+  archive.program = program;
+  archive.weights = weights_config("");
+  return archive.write(dir);
+}
+
+}  // namespace
+
+TEST_CASE("arguments reach the aten table as TorchScript would pass them") {
+  TempDir dir;
+  std::string node = R"({"target": "torch.ops.aten.view.default", "name": "y", "inputs": [
+      {"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1},
+      {"name": "size", "arg": {"as_sym_ints": [{"as_name": "sym_size_int"}, {"as_int": 3}]}, "kind": 1},
+      {"name": "dtype", "arg": {"as_scalar_type": 13}, "kind": 2},
+      {"name": "layout", "arg": {"as_layout": 7}, "kind": 2},
+      {"name": "memory_format", "arg": {"as_memory_format": 4}, "kind": 2},
+      {"name": "device", "arg": {"as_device": {"type": "cpu", "index": 0}}, "kind": 2},
+      {"name": "value", "arg": {"as_float": "-Infinity"}, "kind": 2},
+      {"name": "tensors", "arg": {"as_optional_tensors": [{"as_tensor": {"name": "x"}}, {"as_none": true}]}},
+      {"name": "flags", "arg": {"as_bools": [true, false]}, "kind": 2},
+      {"name": "reduce", "arg": {"as_string": "mean"}, "kind": 2}],
+    "outputs": [{"as_tensor": {"name": "y"}}], "metadata": {}})";
+  std::string size = R"({"target": "torch.ops.aten.sym_size.int", "name": "sym_size_int", "inputs": [
+      {"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}, {"name": "dim", "arg": {"as_int": 0}, "kind": 1}],
+    "outputs": [{"as_sym_int": {"as_name": "sym_size_int"}}], "metadata": {}})";
+  std::string y_meta = R"({"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s0", "hint": {"as_int": 2}}}, {"as_int": 3}],
+      "requires_grad": false, "device": {"type": "cpu"}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7})";
+  std::string sym_values =
+      R"J({"sym_size_int": {"as_expr": {"expr_str": "Symbol('s0', positive=True, integer=True)", "hint": {"as_int": 2}}}})J";
+  std::string path = write_program(dir, sym_program(size + ", " + node, y_meta, sym_values));
+
+  using kiln::frontend::torchscript::TKind;
+  auto& calls = kiln::frontend::torchscript::stub_aten_calls();
+  auto keyword = [&](const std::string& name) {
+    for (const auto& [k, v] : calls.back().keywords)
+      if (k == name) return v;
+    FAIL("no keyword " << name);
+    return kiln::frontend::torchscript::TValue{};
+  };
+  SUBCASE("with the example's size") {
+    calls.clear();
+    auto graph = frontend::import_pt2(path);
+    REQUIRE(calls.size() == 1);  // sym_size is not lowered: its value is known
+    CHECK(calls[0].name == "view");
+    REQUIRE(calls[0].positional.size() == 2);
+    CHECK(calls[0].positional[0].is_tensor());
+    const auto& sizes = *calls[0].positional[1].items;
+    CHECK(sizes[0].i == 2);  // the hint
+    CHECK(sizes[1].i == 3);
+    CHECK(keyword("dtype").i == 15);  // c10::ScalarType::BFloat16
+    CHECK(keyword("layout").i == 0);  // torch.strided
+    CHECK(keyword("memory_format").i == 1);  // torch.preserve_format
+    CHECK(keyword("device").s == "cpu:0");
+    CHECK(keyword("value").f == -std::numeric_limits<double>::infinity());
+    CHECK(keyword("tensors").items->at(1).is_none());  // no kind: bound by name
+    CHECK(keyword("flags").items->at(0).b);
+    CHECK(keyword("reduce").s == "mean");
+    CHECK(graph->inputs()[0]->shape() == ir::Shape({ir::Dim::symbol("s0"), 3}));
+    CHECK(graph->outputs()[0]->shape() == ir::Shape({ir::Dim::symbol("s0"), 3}));
+  }
+  SUBCASE("with --dim") {
+    calls.clear();
+    frontend::Pt2ImportOptions options;
+    options.dims["s0"] = 5;
+    frontend::import_pt2(path, options);
+    REQUIRE(calls.size() == 1);
+    CHECK(calls[0].positional[1].items->at(0).i == 5);
+    options.dims["s0"] = 9;
+    CHECK(import_error(path, options).ends_with("--dim s0=9: the program allows s0 in [1, 8]"));
+  }
+  SUBCASE("an expression of a bound symbol is refused") {
+    std::string doubled = R"({"sym_size_int": {"as_expr": {"expr_str": "2*s0", "hint": {"as_int": 4}}}})";
+    std::string p2 = write_program(dir, sym_program(size + ", " + node, y_meta, doubled));
+    CHECK_NOTHROW(frontend::import_pt2(p2));  // unbound: the hint
+    frontend::Pt2ImportOptions options;
+    options.dims["s0"] = 5;
+    CHECK(import_error(p2, options).find("'sym_size_int' is the expression 2*s0 of --dim s0, which kiln cannot "
+                                         "evaluate") != std::string::npos);
+  }
+}
+
+TEST_CASE("signature: buffer mutations are dropped with a note, other kinds refused") {
+  TempDir dir;
+  std::string y_meta = R"({"dtype": 7, "sizes": [{"as_int": 2}, {"as_int": 3}], "requires_grad": false,
+      "device": {"type": "cpu"}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7})";
+  std::string relu = R"({"target": "torch.ops.aten.relu.default", "name": "y", "inputs": [
+      {"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1}], "outputs": [{"as_tensor": {"name": "y"}}]})";
+  std::string check = R"({"target": "torch.ops.aten._assert_scalar.default", "name": "check", "inputs": [
+      {"name": "self", "arg": {"as_sym_bool": {"as_name": "eq"}}, "kind": 1}], "outputs": [{"as_none": true}]})";
+  frontend::Pt2ModelInfo info;
+  std::string path = write_program(
+      dir, sym_program(check + ", " + relu, y_meta, "{}",
+                       R"(, {"buffer_mutation": {"arg": {"name": "y"}, "buffer_name": "bn.running_mean"}})"));
+  auto graph = frontend::import_pt2(path, {}, &info);
+  CHECK(graph->outputs().size() == 1);
+  REQUIRE(info.notes.size() == 2);
+  CHECK(info.notes[0] == "the update of buffer 'bn.running_mean' is dropped: a compiled model keeps its weights");
+  CHECK(info.notes[1] == "1 run-time shape assertions dropped: the shapes are fixed at compile time");
+  CHECK(graph->outputs()[0]->shape() == ir::Shape{2, 3});
+
+  std::string mutation = write_program(
+      dir, sym_program(relu, y_meta, "{}", R"(, {"user_input_mutation": {"arg": {"name": "y"}, "user_input_name": "x"}})"));
+  CHECK(import_error(mutation).ends_with("signature.output_specs[1]: outputs of kind 'user_input_mutation' are not "
+                                         "supported"));
+}
+#endif
+
+// The large models of make_pt2_models.py --big, when KILN_PT2_BIG_DIR names their folder.
+TEST_CASE("big models (KILN_PT2_BIG_DIR)") {
+  const char* big = std::getenv("KILN_PT2_BIG_DIR");
+  if (!big) return;
+  for (const char* name : {"resnet18", "mobilenet_v2", "transformer_256"}) {
+    CAPTURE(name);
+    std::string dir = std::string(big) + "/" + name;
+    auto graph = frontend::import_pt2(dir + "/model.pt2");
+    REQUIRE(graph->outputs().size() == 1);
+    std::vector<int64_t> npy_out = npy_shape(dir + "/expected_0.npy");
+    CHECK(graph->outputs()[0]->shape() == ir::Shape::of(npy_out));
+  }
 }
