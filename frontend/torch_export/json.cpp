@@ -34,7 +34,7 @@ class JsonParser {
       : text_(text), where_(where), limits_(limits) {
     // The parser recurses once per level: a bound of its own keeps the stack safe whatever
     // the caller asks for.
-    limits_.max_depth = std::min(limits_.max_depth, 4096);
+    limits_.max_depth = std::min(limits_.max_depth, 512);
   }
 
   JsonValue document() {

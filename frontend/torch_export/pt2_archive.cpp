@@ -122,6 +122,12 @@ ir::Tensor strided_view(const std::shared_ptr<const ir::Buffer>& file, const Ten
          ir::dtype_name(m.dtype), file->size());
   if (contiguous(dims, strides))
     return ir::Tensor::view(m.dtype, dims, file, static_cast<size_t>(m.storage_offset) * elsize);
+  // A view that repeats elements (zero strides) is copied out: not to more than a thousand
+  // times its file, so that a few bytes cannot ask for gigabytes.
+  const uint64_t bytes = static_cast<uint64_t>(count) * elsize;
+  if (bytes > (uint64_t{64} << 20) && bytes / 1000 > file->size())
+    fail("{}: sizes {} and strides {} repeat the {} bytes of {} into {} bytes, over a thousandfold", what,
+         ir::dims_str(dims), ir::dims_str(strides), file->size(), file_name, bytes);
   ir::Tensor out(m.dtype, dims);
   auto* dst = static_cast<uint8_t*>(out.mutable_raw());
   const uint8_t* src = file->data();

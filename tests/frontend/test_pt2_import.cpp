@@ -3,7 +3,9 @@
 // torch 2.15), checked against the shapes of their .npy files.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -287,7 +289,7 @@ TEST_CASE("json: hostile documents fail with the place") {
   CHECK(json_error(std::string(1'000'000, '['), {}).find("nesting deeper than 100") != std::string::npos);
   JsonLimits huge;
   huge.max_depth = 1 << 30;
-  CHECK(json_error(std::string(1'000'000, '['), huge).find("nesting deeper than 4096") != std::string::npos);
+  CHECK(json_error(std::string(1'000'000, '['), huge).find("nesting deeper than 512") != std::string::npos);
   limits = {};
   limits.max_values = 3;
   CHECK(json_error("[1, 2]", limits) == "(no error)");
@@ -361,6 +363,11 @@ TEST_CASE("hostile archives fail with one clear line") {
   SUBCASE("strides that overflow") {
     archive.weights = weights_config(weight_entry("w", "weight_0", tensor_meta({3}, {4611686018427387904})));
     CHECK(import_error(archive.write(dir)).find("reach past the end") != std::string::npos);
+  }
+  SUBCASE("a few bytes repeated into gigabytes") {
+    archive.weights = weights_config(weight_entry("w", "weight_0", tensor_meta({1 << 15, 1 << 15}, {0, 0})));
+    CHECK(import_error(archive.write(dir)).find("repeat the 12 bytes of data/weights/weight_0 into 4294967296 bytes") !=
+          std::string::npos);
   }
   SUBCASE("a file that is not whole elements") {
     archive.weight_0 = "1234567";
@@ -669,4 +676,63 @@ TEST_CASE("big models (KILN_PT2_BIG_DIR)") {
     std::vector<int64_t> npy_out = npy_shape(dir + "/expected_0.npy");
     CHECK(graph->outputs()[0]->shape() == ir::Shape::of(npy_out));
   }
+}
+
+// Random damage to a real program's JSON: an error or a graph, never a crash or a hang.
+TEST_CASE("damaged programs fail cleanly") {
+  std::string source = models_dir() + "/mlp/model.pt2";
+  auto zip_bytes = [&] {
+    std::ifstream in(source, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  // The stored entries of the fixture (found through its central directory), rewritten with
+  // a damaged models/model.json.
+  std::vector<std::pair<std::string, std::string>> entries;
+  {
+    auto u16 = [&](size_t p) { return static_cast<uint8_t>(zip_bytes[p]) | (static_cast<uint8_t>(zip_bytes[p + 1]) << 8); };
+    auto u32 = [&](size_t p) { return static_cast<uint32_t>(u16(p)) | (static_cast<uint32_t>(u16(p + 2)) << 16); };
+    size_t eocd = zip_bytes.rfind(std::string("PK\x05\x06", 4));
+    REQUIRE(eocd != std::string::npos);
+    size_t at = u32(eocd + 16);
+    for (size_t i = 0, n = u16(eocd + 10); i < n; ++i) {
+      REQUIRE(zip_bytes.compare(at, 4, std::string("PK\x01\x02", 4)) == 0);
+      size_t size = u32(at + 24), name_len = u16(at + 28), local = u32(at + 42);
+      std::string name = zip_bytes.substr(at + 46, name_len);
+      size_t data = local + 30 + u16(local + 26) + u16(local + 28);
+      entries.emplace_back(name.substr(name.find('/') + 1), zip_bytes.substr(data, size));
+      at += 46 + name_len + u16(at + 30) + u16(at + 32);
+    }
+  }
+  auto program = std::find_if(entries.begin(), entries.end(), [](const auto& e) { return e.first == "models/model.json"; });
+  REQUIRE(program != entries.end());
+  const std::string original = program->second;
+  TempDir dir;
+  std::string path = dir.file("model.pt2");
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  int failed = 0, imported = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string damaged = original;
+    int edits = 1 + next() % 4;
+    for (int k = 0; k < edits; ++k) {
+      size_t at = next() % damaged.size();
+      switch (next() % 4) {
+        case 0: damaged[at] = static_cast<char>(next()); break;
+        case 1: damaged[at] = "0123456789-[]{}\",:e"[next() % 20]; break;
+        case 2: damaged.erase(at, 1 + next() % 16); break;
+        default: damaged.insert(at, std::to_string(next())); break;
+      }
+    }
+    program->second = damaged;
+    write_file(path, make_zip(entries, "model/"));
+    try {
+      frontend::import_pt2(path);
+      ++imported;
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).starts_with(path + ": "));
+      ++failed;
+    }
+  }
+  CHECK(failed > 0);
+  MESSAGE(failed << " damaged programs refused, " << imported << " imported");
 }
