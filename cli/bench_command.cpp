@@ -154,7 +154,7 @@ void add_baselines(const BenchArgs& args, const std::string& python, const std::
                    std::vector<std::string>& against) {
   const bool automatic = args.against == "auto";
   // The model's own framework runs it as given: ONNX Runtime an .onnx model, PyTorch a TorchScript archive.
-  const std::string own = model_format(args.model) == ModelFormat::TorchScript ? "torch" : "onnxruntime";
+  const std::string own = model_format(args.model) == ModelFormat::Onnx ? "onnxruntime" : "torch";
   against = automatic ? std::vector<std::string>{own} : split_list(args.against);
   std::map<std::string, std::string> models = {{own, args.model}};
   for (const std::string& spec : args.baseline_models) {

@@ -69,7 +69,7 @@ Report inspect(const InspectArgs& args) {
     graph = frontend::import_onnx(args.model, options, &info);
   } else {
     graph = import_model(args.model, args.limits, args.input_shapes);
-    info.producer = "TorchScript archive";
+    info.producer = model_format(args.model) == ModelFormat::TorchExport ? "torch.export program" : "TorchScript archive";
     for (const auto& n : graph->nodes()) info.op_histogram[n->op()]++;
   }
   r.ir_version = info.ir_version;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/torch_export/pt2_importer.h"
 #include "frontend/torchscript/torchscript_importer.h"
 #include "ir/error.h"
 #include "ir/verifier.h"
@@ -87,14 +89,18 @@ void apply_input_shapes(ir::Graph& graph, const std::string& path, const std::ve
 }  // namespace
 
 ModelFormat model_format(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".onnx") return ModelFormat::Onnx;
-  if (frontend::is_torchscript_archive(path)) return ModelFormat::TorchScript;
+  // A zip archive is PyTorch's (an ONNX model is a bare protobuf and never starts with "PK"):
+  // its frontend then gives the archive's own errors, a broken zip included.
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {};
+  if (in.read(magic, 2) && magic[0] == 'P' && magic[1] == 'K')
+    return frontend::is_pt2_file(path) ? ModelFormat::TorchExport : ModelFormat::TorchScript;
   return ModelFormat::Onnx;
 }
 
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
-                                        const std::vector<std::string>& input_shapes) {
+                                        const std::vector<std::string>& input_shapes,
+                                        const std::map<std::string, int64_t>& dims) {
   std::vector<frontend::torchscript::InputSpec> specs;
   for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
   switch (model_format(path)) {
@@ -103,6 +109,13 @@ std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend:
       options.limits = limits;
       options.inputs = specs;
       return frontend::import_torchscript(path, options);
+    }
+    case ModelFormat::TorchExport: {
+      frontend::Pt2ImportOptions options;
+      options.limits = limits;
+      options.dims = dims;
+      options.inputs = specs;
+      return frontend::import_pt2(path, options);
     }
     case ModelFormat::Onnx: break;
   }
@@ -120,7 +133,7 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
   if (std::filesystem::is_directory(path, ec))
     fail("{}: is a directory (expected an .onnx model or a TorchScript .pt archive)", path);
   std::unique_ptr<ir::Graph> graph =
-      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes); });
+      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims); });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     std::vector<std::string> pipeline =

@@ -41,13 +41,14 @@ struct LoadOptions {
   StaticQuantization* int8 = nullptr;
 };
 
-enum class ModelFormat { Onnx, TorchScript };
-// The format of the model at `path`, from its contents (a zip holding data.pkl is a TorchScript
-// archive) and its name.
+enum class ModelFormat { Onnx, TorchScript, TorchExport };
+// The format of the model at `path`, from its contents: a zip archive is PyTorch's, a
+// torch.export program when it holds one, else TorchScript; anything else is ONNX.
 ModelFormat model_format(const std::string& path);
 // Imports `path` with the frontend for its format, applying --input-shape; no passes run.
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
-                                        const std::vector<std::string>& input_shapes);
+                                        const std::vector<std::string>& input_shapes,
+                                        const std::map<std::string, int64_t>& dims = {});
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,

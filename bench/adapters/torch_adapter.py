@@ -1,4 +1,5 @@
-"""kiln bench adapter: TorchScript models (torch.jit.load) on PyTorch's CPU backend.
+"""kiln bench adapter: TorchScript archives (torch.jit.load) and torch.export programs (.pt2,
+torch.export.load, PyTorch 2.1 and later) on PyTorch's CPU backend.
 Outputs: a tensor, or a tuple/list of tensors, in order."""
 import os
 import sys
@@ -12,7 +13,10 @@ def load(model, threads):
     if model is None:
         return torch.__version__, None
     torch.set_num_threads(threads)
-    module = torch.jit.load(model, map_location="cpu").eval()
+    if model.endswith(".pt2"):
+        module = torch.export.load(model).module()
+    else:
+        module = torch.jit.load(model, map_location="cpu").eval()
 
     def run(inputs):
         with torch.inference_mode():

@@ -36,7 +36,7 @@ class Pt2Builder final : public ts::AtenBuilder {
 class GraphImporter {
  public:
   GraphImporter(const Pt2Contents& contents, const Pt2ImportOptions& options, Pt2ModelInfo& info)
-      : contents_(contents), options_(options), limits_(options.limits), info_(info),
+      : contents_(contents), options_(options), dims_(options.dims), limits_(options.limits), info_(info),
         graph_(std::make_unique<ir::Graph>()), builder_(*graph_) {}
 
   std::unique_ptr<ir::Graph> run() {
@@ -46,8 +46,8 @@ class GraphImporter {
     const JsonValue& graph = field(module, "graph", "graph_module");
     const JsonValue& signature = field(module, "signature", "graph_module");
     index_values(graph);
-    check_dims(root);
     read_inputs(array_of(field(signature, "input_specs", "signature"), "signature.input_specs"));
+    check_dims(root);
     const auto& nodes = array_of(field(graph, "nodes", "graph"), "graph.nodes");
     if (nodes.size() > limits_.max_nodes)
       fail("{} nodes, over the node limit of {} (--max-nodes)", nodes.size(), limits_.max_nodes);
@@ -82,7 +82,7 @@ class GraphImporter {
   void check_dims(const JsonValue& root) {
     const JsonValue* ranges = optional_field(root, "range_constraints", "program");
     if (!ranges) return;
-    for (const auto& [name, value] : options_.dims) {
+    for (const auto& [name, value] : dims_) {
       const JsonValue* range = optional_field(*ranges, name, "range_constraints");
       if (!range) continue;
       std::string what = fmt::format("range_constraints.{}", name);
@@ -160,6 +160,46 @@ class GraphImporter {
     fail("{}: a constant input of kind '{}' is not supported", what, kind);
   }
 
+  // An input's shape with its symbols bound: --input-shape for this input (by name, else the
+  // next unnamed one) binds the symbols it sits on, and --dim values replace the rest. The
+  // lowering needs static shapes.
+  ir::Shape bind_input_dims(const std::string& name, ir::Shape shape, const std::string& what) {
+    const ts::InputSpec* spec = nullptr;
+    for (const ts::InputSpec& s : options_.inputs)
+      if (s.name == name) spec = &s;
+    if (!spec) {
+      size_t seen = 0;
+      for (const ts::InputSpec& s : options_.inputs)
+        if (s.name.empty() && seen++ == unnamed_used_) spec = &s;
+      if (spec) ++unnamed_used_;
+    }
+    if (spec) {
+      if (spec->dims.size() != shape.rank())
+        fail("{}: --input-shape gives input '{}' {} dims, the program declares {}", what, name, spec->dims.size(), shape.str());
+      for (size_t k = 0; k < shape.rank(); ++k) {
+        const ir::Dim& d = shape[k];
+        if (d.is_static() && d.value() != spec->dims[k])
+          fail("{}: --input-shape gives input '{}' dim {} the value {}, the program fixes it at {}", what, name, k,
+               spec->dims[k], d.value());
+        if (!d.is_static() && !d.name().empty()) {
+          auto [it, added] = dims_.emplace(d.name(), spec->dims[k]);
+          if (!added && it->second != spec->dims[k])
+            fail("{}: --input-shape gives {} the value {}, already bound to {}", what, d.name(), spec->dims[k], it->second);
+        }
+      }
+    }
+    std::vector<ir::Dim> dims = shape.dims();
+    for (ir::Dim& d : dims) {
+      if (d.is_static()) continue;
+      auto it = dims_.find(d.name());
+      if (it == dims_.end())
+        fail("{}: input '{}' has the shape {}: give its symbolic dims values (--dim {}=N or --input-shape {}=...)", what,
+             name, shape.str(), d.name().empty() ? "NAME" : d.name(), name);
+      d = ir::Dim(it->second);
+    }
+    return ir::Shape(dims);
+  }
+
   void user_input(const JsonValue& arg, const std::string& what) {
     auto [kind, value] = union_of(arg, what + ".arg");
     if (kind == "as_tensor") {
@@ -167,7 +207,7 @@ class GraphImporter {
       check_name(name, "input");
       auto meta = meta_of(name);
       if (!meta) fail("{}: input '{}' has no entry in tensor_values", what, name);
-      ir::Value* v = graph_->add_value(name, meta->dtype, meta->shape);
+      ir::Value* v = graph_->add_value(name, meta->dtype, bind_input_dims(name, meta->shape, what));
       graph_->inputs().push_back(v);
       env_[name] = TValue::of(v);
       return;
@@ -210,10 +250,10 @@ class GraphImporter {
     if (kind != "as_expr") fail("{}: symbolic value '{}' of kind '{}'", what, name, kind);
     const std::string& expr = string_of(field(value, "expr_str", what), what);
     if (auto symbol = single_symbol(expr)) {
-      if (auto bound = options_.dims.find(*symbol); bound != options_.dims.end()) return TValue::integer(bound->second);
+      if (auto bound = dims_.find(*symbol); bound != dims_.end()) return TValue::integer(bound->second);
     }
     for (const std::string& s : expr_symbols(expr))
-      if (options_.dims.count(s))
+      if (dims_.count(s))
         fail("{}: '{}' is the expression {} of --dim {}, which kiln cannot evaluate", what, name, expr, s);
     const JsonValue* hint = optional_field(value, "hint", what);
     if (!hint) fail("{}: symbolic value '{}' ({}) has no hint; bind its symbols with --dim", what, name, expr);
@@ -474,6 +514,8 @@ class GraphImporter {
 
   const Pt2Contents& contents_;
   const Pt2ImportOptions& options_;
+  std::map<std::string, int64_t> dims_;  // --dim, and the symbols --input-shape binds
+  size_t unnamed_used_ = 0;
   const ImportLimits& limits_;
   Pt2ModelInfo& info_;
   std::unique_ptr<ir::Graph> graph_;

@@ -5,8 +5,9 @@
 // - Parameters, buffers and lifted tensor constants become IR constants (named by their
 //   state-dict names, "conv1.weight"), created when first used. User inputs become graph
 //   inputs, named as in the program ("x"), with dtype and shape from its tensor_values;
-//   a symbolic dim ("s77": torch.export.Dim names are not kept in the file) becomes an
-//   ir::Dim symbol that `--dim s77=4` binds later (passes::bind_dims).
+//   a symbolic dim ("s77": torch.export.Dim names are not kept in the file) must be bound,
+//   by `--dim s77=4` or by `--input-shape x=4,3,224,224`, since the lowering needs static
+//   shapes.
 // - Each node `torch.ops.aten.X.overload` is lowered by the aten table (lower_aten with op
 //   "X" and the node's arguments: positional ones in order, keyword ones and those without a
 //   kind by their schema names). An unknown target is an error naming the target, the node
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/torchscript/ts_lowering.h"
 #include "ir/graph.h"
 
 namespace kiln::frontend {
@@ -38,6 +40,9 @@ struct Pt2ImportOptions {
   // compute and checked against its range_constraints. Binding the graph's dims is left to
   // passes::bind_dims, as for every frontend.
   std::map<std::string, int64_t> dims;
+  // --input-shape: static shapes for the user inputs (by name, else in order); they bind the
+  // symbols their dims sit on, like --dim.
+  std::vector<torchscript::InputSpec> inputs;
   // Which program of a PT2 archive (models/<model>.json); torch.export.save writes "model".
   std::string model = "model";
 };

@@ -29,9 +29,14 @@ PickleLimits pickle_limits(const ImportLimits& l) {
 
 // Storages of `folder` ("data" or "constants"), each read from its own entry.
 StorageLoader storages(const ZipArchive& zip, const std::string& folder) {
-  return [&zip, folder](const std::string& key, ir::DType, uint64_t) {
+  return [&zip, folder](const std::string& key, ir::DType dtype, uint64_t numel) {
     std::string name = folder + "/" + key;
-    if (!zip.has(name)) fail("{}: storage '{}' has no entry '{}'", zip.path(), key, name);
+    const ZipEntry* e = zip.find(name);
+    if (!e) fail("{}: storage '{}' has no entry '{}'", zip.path(), key, name);
+    const uint64_t size = ir::dtype_size(dtype);
+    if (size && numel > e->size / size)
+      fail("{}: entry '{}' holds {} bytes, fewer than the {} elements of {} its storage declares", zip.path(),
+           e->name, e->size, numel, ir::dtype_name(dtype));
     return zip.read_buffer(name);
   };
 }

@@ -26,7 +26,7 @@ input_0.npy (float32, seeded) and expected_0.npy (PyTorch's output for it):
 - cnn_core_aten: the same module after ExportedProgram.run_decompositions() (Core ATen:
   convolution, addmm, _native_batch_norm_legit_no_training...).
 - cnn_dynamic: the same module with a dynamic batch dim (torch.export.Dim("batch",
-  max=64)); input_0 has batch 3, input_1 batch 1 (the file's example had batch 2).
+  max=64)); input_0 has batch 3, set1/input_0 batch 1 (the file's example had batch 2).
 - transformer: a 2-layer nn.TransformerEncoder (d_model 16, nhead 2, batch_first).
 - mlp: linear/gelu/linear/softmax.
 - cnn_legacy: the cnn's program in the layout torch.export.save wrote up to 2.7 (a flat
@@ -138,12 +138,14 @@ def save_model(out, name, ep, module, inputs, legacy=False):
     else:
         torch.export.save(ep, str(d / "model.pt2"))
     with torch.no_grad():
-        for k, x in enumerate(inputs):
-            save_npy(d / f"input_{k}.npy", x)
+        for k, x in enumerate(inputs):  # input sets: the first beside the model, more in set1/, set2/ ...
+            sd = d if k == 0 else d / f"set{k}"
+            sd.mkdir(parents=True, exist_ok=True)
+            save_npy(sd / "input_0.npy", x)
             got = ep.module()(x)
             want = module(x)
             assert torch.allclose(got, want, atol=1e-5), name
-            save_npy(d / f"expected_{k}.npy", want)
+            save_npy(sd / "expected_0.npy", want)
     found = json_targets(d / "model.pt2")
     (d / "targets.txt").write_text("".join(t + "\n" for t in found))
     # The file must load back in torch itself.

@@ -1,12 +1,16 @@
-"""TorchScript archives compiled by kiln and compared with PyTorch's own outputs.
+"""PyTorch models (TorchScript archives, torch.export programs) compiled by kiln and compared
+with PyTorch's own outputs.
 
     torch_models.py KILN WORK MODEL_DIR [MODEL_DIR ...] [--no-compile]
 
-Each MODEL_DIR holds model.pt, input_K.npy and expected_K.npy (models/torch/README.md), and
-optionally set1/ with a second input set. For each: `kiln run` (the interpreter) and the
-compiled executable (`kiln compile --emit exe`) on every input set, each output within 1e-4
+Each MODEL_DIR holds model.pt or model.pt2, input_K.npy and expected_K.npy
+(models/torch/README.md, models/torch_export/README.md), and
+optionally set1/, set2/ ... with more input sets (of other shapes too). For each: `kiln run`
+(the interpreter) and the compiled executable (`kiln compile --emit exe`, once per distinct
+input shapes) on every input set, each output within 1e-4
 of the reference's scale, max|kiln - torch| <= 1e-4 * max(1, max|torch|). The input shapes
-come from the input files (TorchScript archives record none).
+come from the input files (TorchScript archives record none; a .pt2 program's symbolic dims
+take them too).
 """
 import glob
 import os
@@ -68,30 +72,38 @@ def compare(folder, out_dir, what):
 
 
 def check_model(kiln, folder, work, compile_too):
+    """The interpreter on every input set; compiled once per distinct set of input shapes."""
     name = os.path.basename(folder.rstrip("/"))
     model = os.path.join(folder, "model.pt")
-    sets = [folder] + ([os.path.join(folder, "set1")] if os.path.isdir(os.path.join(folder, "set1")) else [])
-    shapes = shapes_args(input_files(folder))
+    if not os.path.exists(model):
+        model += "2"
+    sets = [folder] + sorted(glob.glob(os.path.join(folder, "set[0-9]*")))
     ok = True
+    compiled = {}
     for k, s in enumerate(sets):
+        shapes = shapes_args(input_files(s))
         out = os.path.join(work, name, f"interp{k}")
         if run([kiln, "run", model, *shapes, *input_files(s), "-o", out], out + ".log"):
             ok = compare(s, out, f"{name} interpreter (set {k})") and ok
         else:
-            print(f"FAIL {name}: kiln run")
-            return False
-    if not compile_too:
-        return ok
-    exe_dir = os.path.join(work, name, "compiled")
-    if not run([kiln, "compile", model, *shapes, "-o", exe_dir, "--emit", "exe", "--name", "m"], exe_dir + ".log"):
-        print(f"FAIL {name}: kiln compile")
-        return False
-    for k, s in enumerate(sets):
+            print(f"FAIL {name}: kiln run (set {k})")
+            ok = False
+            continue
+        if not compile_too:
+            continue
+        key = " ".join(shapes)
+        if key not in compiled:
+            exe_dir = os.path.join(work, name, f"compiled{len(compiled)}")
+            if not run([kiln, "compile", model, *shapes, "-o", exe_dir, "--emit", "exe", "--name", "m"], exe_dir + ".log"):
+                print(f"FAIL {name}: kiln compile (set {k})")
+                ok = False
+                continue
+            compiled[key] = os.path.join(exe_dir, "m")
         out = os.path.join(work, name, f"exe{k}")
-        if run([os.path.join(exe_dir, "m"), *input_files(s), "-o", out], out + ".log"):
+        if run([compiled[key], *input_files(s), "-o", out], out + ".log"):
             ok = compare(s, out, f"{name} executable (set {k})") and ok
         else:
-            print(f"FAIL {name}: the executable")
+            print(f"FAIL {name}: the executable (set {k})")
             ok = False
     return ok
 
