@@ -119,7 +119,7 @@ class Indexer {
       uint64_t at = le64(loc + 8);
       if (le32(loc + 4) != 0 || le32(loc + 16) > 1) bad("spanned archives are not supported");
       if (!fits(at, kZip64EocdSize, pos - kZip64LocatorSize))
-        bad(fmt::format("ZIP64 end of central directory at offset {} is outside the file", at));
+        bad(fmt::format("ZIP64 end of central directory at offset {} runs past its locator", at));
       const uint8_t* z = data_ + at;
       if (le32(z) != kZip64EocdSig)
         bad(fmt::format("no ZIP64 end of central directory at offset {}", at));

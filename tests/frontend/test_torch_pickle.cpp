@@ -539,3 +539,28 @@ TEST_CASE("torch archive: a dict with a strided view saved by torch.save") {
   // base and view share storage 0.
   CHECK(l.loads == std::map<std::string, int>{{"0", 1}, {"1", 1}, {"2", 1}, {"3", 1}});
 }
+
+TEST_CASE("torch archive: plain containers, a device and f16, bf16 and empty tensors saved by torch.save") {
+  Loaded l = load_archive("mixed.pt");
+  PyRef list = l.root->attr("list");
+  REQUIRE(list->kind == PyKind::List);
+  REQUIRE(list->items.size() == 6);
+  CHECK(list->items[0]->i == 1);
+  CHECK(list->items[1]->f == -2.5);
+  CHECK(list->items[2]->s == "s");
+  CHECK(list->items[3]->kind == PyKind::None);
+  CHECK(list->items[4]->b);
+  CHECK(list->items[5]->i == 1LL << 40);
+  PyRef tuple = l.root->attr("tuple");
+  REQUIRE(tuple->kind == PyKind::Tuple);
+  CHECK(tuple->items[0]->tensor.dtype() == DType::F16);
+  CHECK(values_of(tuple->items[0]->tensor) == std::vector<double>{0, 0});
+  CHECK(tuple->items[1]->tensor.dtype() == DType::BF16);
+  CHECK(values_of(tuple->items[1]->tensor) == std::vector<double>{1});
+  CHECK(l.root->attr("od")->attr("x")->i == 1);
+  CHECK(l.root->attr("dev")->kind == PyKind::Device);
+  CHECK(l.root->attr("dev")->s == "cpu");
+  PyRef empty = l.root->attr("empty");
+  CHECK(empty->tensor.dtype() == DType::I32);
+  CHECK(empty->tensor.dims() == std::vector<int64_t>{0, 3});
+}

@@ -8,7 +8,9 @@ spells them out, so remaking the files must not change what they hold:
   linear.pt  torch.jit.save of torch.jit.script(nn.Linear(3, 2)) with the weights below
   state.pt   torch.save of a dict: a 3x4 float tensor, a strided view of it with an offset
              (the same storage), an int64 vector, a bool scalar and a float64 parameter
+  mixed.pt   torch.save of plain containers, a device and f16, bf16 and empty tensors
 """
+import collections
 import os
 import sys
 
@@ -31,3 +33,13 @@ state = {
     "param": torch.nn.Parameter(torch.tensor([0.5, 1.5], dtype=torch.float64)),
 }
 torch.save(state, os.path.join(out, "state.pt"))
+
+# Plain containers, as torch.save writes them (and a seed for tests/fuzz's fuzz_torch_archive).
+mixed = {
+    "list": [1, -2.5, "s", None, True, 1 << 40],
+    "tuple": (torch.zeros(2, dtype=torch.float16), torch.ones(1, dtype=torch.bfloat16)),
+    "od": collections.OrderedDict(x=1),
+    "dev": torch.device("cpu"),
+    "empty": torch.zeros(0, 3, dtype=torch.int32),
+}
+torch.save(mixed, os.path.join(out, "mixed.pt"))
