@@ -18,7 +18,12 @@ Program::Program(const ZipArchive& zip, const ProgramLimits& limits) {
     std::replace(module.begin(), module.end(), '/', '.');
     ParseLimits pl;
     pl.max_source_bytes = limits.max_source_bytes;
-    auto m = std::make_unique<Module>(parse_source(zip.read(e.name), e.name, pl));
+    std::unique_ptr<Module> m;
+    try {
+      m = std::make_unique<Module>(parse_source(zip.read(e.name), e.name, pl));
+    } catch (const Error& err) {
+      fail("{}: {}", zip.path(), err.what());
+    }
     index(*m, module);
     modules_.push_back(std::move(m));
   }
