@@ -3,6 +3,9 @@ with PyTorch's own outputs.
 
     torch_models.py KILN WORK MODEL_DIR [MODEL_DIR ...] [--no-compile]
 
+--no-compile (or KILN_TORCH_MODELS_NO_COMPILE=1, as the sanitized suite sets it) runs the
+interpreter only.
+
 Each MODEL_DIR holds model.pt or model.pt2, input_K.npy and expected_K.npy
 (models/torch/README.md, models/torch_export/README.md), and
 optionally set1/, set2/ ... with more input sets (of other shapes too). For each: `kiln run`
@@ -110,7 +113,7 @@ def check_model(kiln, folder, work, compile_too):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    compile_too = "--no-compile" not in sys.argv
+    compile_too = "--no-compile" not in sys.argv and os.environ.get("KILN_TORCH_MODELS_NO_COMPILE") != "1"
     kiln, work, folders = os.path.abspath(args[0]), os.path.abspath(args[1]), args[2:]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
