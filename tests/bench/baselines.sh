@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Choosing baselines: torch (a TorchScript file of the same network) next to onnxruntime;
+# Choosing baselines: torch (a TorchScript file of the same network) next to onnxruntime, and
+# torch alone for a TorchScript archive compiled by kiln itself;
 # a framework that cannot be imported is skipped and reported under --against auto, and is
 # an error when asked for by name. The torch part is skipped where torch is not installed.
 source "$(dirname "$0")/lib.sh"
@@ -38,4 +39,10 @@ expect_status 0 "$work/torch.log" "$kiln" bench "$work/net.onnx" --python "$KILN
   --baseline-model torch="$work/net.pt" "${short[@]}" --fail-if-error-above 1e-4 --json "$work/torch.json"
 "$KILN_PYTHON" "$here/check_bench_json.py" "$repo/docs/bench.schema.json" "$work/torch.json" --baseline torch
 "$KILN_PYTHON" "$here/check_bench_json.py" "$repo/docs/bench.schema.json" "$work/torch.json" --baseline onnxruntime
+# The TorchScript archive itself as the model: kiln compiles it, and PyTorch, its own
+# framework, runs the same archive as the baseline (--against auto).
+expect_status 0 "$work/archive.log" "$kiln" bench "$work/net.pt" --input-shape 4,32 --python "$KILN_PYTHON" \
+  "${short[@]}" --fail-if-error-above 1e-4 --json "$work/archive.json"
+grep -q "torch: version" "$work/archive.log" || { cat "$work/archive.log"; fail "torch did not run the archive"; }
+"$KILN_PYTHON" "$here/check_bench_json.py" "$repo/docs/bench.schema.json" "$work/archive.json" --baseline torch
 echo "PASS"
