@@ -321,8 +321,10 @@ def cases(base: bytes, prefix: str) -> list[tuple[str, bytes, list[str]]]:
         ("missing_data_pkl.pt", rewrite(base, drop={"data.pkl"}), ["data.pkl"]),
         # the code
         ("code_syntax_error.pt", rewrite(base, {CODE: syntax_error.encode()}), [CODE]),
+        # the op, the entry and the line it stands on
         ("code_unknown_op.pt", rewrite(base, {CODE: unknown_op.encode()}),
-         ["my_unknown_op"]),
+         ["unsupported aten op 'aten::my_unknown_op'",
+          f"{CODE}:{unknown_op.splitlines().index(next(l for l in unknown_op.splitlines() if 'my_unknown_op' in l)) + 1}:"]),
     ]
 
 
