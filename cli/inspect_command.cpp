@@ -116,9 +116,13 @@ Report inspect(const InspectArgs& args) {
 
 void print_text(const Report& r, const std::string& path) {
   fmt::print("model: {}\n", path);
-  fmt::print("  ir version {}, producer '{}', opsets:", r.ir_version, r.producer);
-  for (const auto& [domain, v] : r.opsets) fmt::print(" {}={}", domain.empty() ? "ai.onnx" : domain, v);
-  fmt::print("\n");
+  if (r.opsets.empty() && r.ir_version == 0) {  // a PyTorch model: no ONNX versions to report
+    fmt::print("  format: {}\n", r.producer);
+  } else {
+    fmt::print("  ir version {}, producer '{}', opsets:", r.ir_version, r.producer);
+    for (const auto& [domain, v] : r.opsets) fmt::print(" {}={}", domain.empty() ? "ai.onnx" : domain, v);
+    fmt::print("\n");
+  }
   for (const auto& [name, dtype, shape] : r.inputs) fmt::print("input   {} {}{}\n", name, dtype, shape);
   for (const auto& [name, dtype, shape] : r.outputs) fmt::print("output  {} {}{}\n", name, dtype, shape);
   int total = 0;
