@@ -271,50 +271,56 @@ Token Lexer::end_of_file() {
 
 Token Lexer::number() {
   Token token;
+  token.kind = TokenKind::Int;
   token.line = line_;
   token.column = column();
-  size_t start = pos_;
-  bool is_float = false;
-  char base_char = static_cast<char>(peek(1) | 0x20);
+  const size_t start = pos_;
+  auto too_large = [&](std::string_view literal) {
+    syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)), "a value below 2**63");
+  };
+  // The literal so far with the character after it: for a name or a '.' straight after it.
+  auto check_end = [&] {
+    std::string_view literal = text_.substr(start, pos_ - start);
+    if (is_name_char(peek()) || peek() == '.') {
+      error_here(fmt::format("'{}{}'", clip(literal), peek()), "a number (without suffixes or digit separators)");
+    }
+    token.text = std::string(literal);
+    return literal;
+  };
+
+  const char base_char = static_cast<char>(peek(1) | 0x20);
   if (peek() == '0' && (base_char == 'x' || base_char == 'o' || base_char == 'b')) {
-    int base = base_char == 'x' ? 16 : base_char == 'o' ? 8 : 2;
+    const uint64_t base = base_char == 'x' ? 16 : base_char == 'o' ? 8 : 2;
     pos_ += 2;
     uint64_t value = 0;
-    size_t digits = 0;
-    for (int d = digit_value(peek()); d >= 0 && d < base; d = digit_value(peek())) {
-      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base) {
-        error_here(fmt::format("integer literal {}...", clip(text_.substr(start, pos_ + 1 - start))),
-                   "a value below 2**63");
-      }
-      value = value * base + d;
+    for (int d = digit_value(peek()); d >= 0 && static_cast<uint64_t>(d) < base; d = digit_value(peek())) {
+      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base) too_large(text_.substr(start, pos_ + 1 - start));
+      value = value * base + static_cast<uint64_t>(d);
       ++pos_;
-      ++digits;
     }
-    if (digits == 0) error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
+    if (pos_ == start + 2) error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
+    check_end();
     token.int_value = static_cast<int64_t>(value);
-  } else {
+    return token;
+  }
+
+  bool is_float = false;
+  while (is_digit(peek())) ++pos_;
+  if (peek() == '.') {
+    is_float = true;
+    ++pos_;
     while (is_digit(peek())) ++pos_;
-    if (peek() == '.') {
-      is_float = true;
-      ++pos_;
-      while (is_digit(peek())) ++pos_;
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
-      if (!is_digit(peek(1 + sign))) {
-        pos_ += 1 + sign;
-        error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
-      }
-      is_float = true;
-      pos_ += 1 + sign;
-      while (is_digit(peek())) ++pos_;
-    }
   }
-  std::string_view literal = text_.substr(start, pos_ - start);
-  if (is_name_char(peek()) || peek() == '.') {
-    error_here(fmt::format("'{}{}'", clip(literal), peek()), "a number (without suffixes or digit separators)");
+  if (peek() == 'e' || peek() == 'E') {
+    const size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
+    const bool digits = is_digit(peek(1 + sign));
+    pos_ += 1 + sign;
+    if (!digits) error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
+    is_float = true;
+    while (is_digit(peek())) ++pos_;
   }
-  token.text = std::string(literal);
+  const std::string_view literal = check_end();
+
   if (is_float) {
     token.kind = TokenKind::Float;
     auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), token.float_value);
@@ -325,19 +331,14 @@ Token Lexer::number() {
     }
     return token;
   }
-  token.kind = TokenKind::Int;
-  if (literal.size() >= 2 && (literal[1] | 0x20) >= 'a') return token;  // 0x, 0o, 0b: done above
   if (literal.size() > 1 && literal[0] == '0' && literal.find_first_not_of('0') != std::string_view::npos) {
     syntax_error(file_, token.line, token.column, fmt::format("'{}'", clip(literal)),
                  "a decimal number without leading zeros");
   }
   uint64_t value = 0;
   for (char c : literal) {
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (value > (static_cast<uint64_t>(INT64_MAX) - d) / 10) {
-      syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)),
-                   "a value below 2**63");
-    }
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (value > (static_cast<uint64_t>(INT64_MAX) - d) / 10) too_large(literal);
     value = value * 10 + d;
   }
   token.int_value = static_cast<int64_t>(value);

@@ -289,6 +289,8 @@ TEST_CASE("lexer: errors") {
   CHECK(error_of("x = 012\n") == "m.py:1:5: found '012', expected a decimal number without leading zeros");
   CHECK(error_of("x = 9223372036854775808\n") ==
         "m.py:1:5: found integer literal 9223372036854775808, expected a value below 2**63");
+  CHECK(error_of("x = 0x8000000000000000\n") ==
+        "m.py:1:5: found integer literal 0x8000000000000000, expected a value below 2**63");
   CHECK(error_of("x = 1j\n") == "m.py:1:6: found '1j', expected a number (without suffixes or digit separators)");
   CHECK(error_of("x = 1e+\n") == "m.py:1:8: found '1e+', expected the digits of an exponent");
   CHECK(error_of("x = 0x\n") == "m.py:1:7: found '0x', expected digits after the base prefix");
