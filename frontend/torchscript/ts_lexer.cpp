@@ -23,16 +23,15 @@ int digit_value(char c) {
 
 // Python's keywords: never names, whatever the parser then makes of them.
 constexpr std::string_view kKeywords[] = {
-    "False", "None",   "True",    "and",      "as",   "assert", "async",  "await",
-    "break", "class",  "continue", "def",     "del",  "elif",   "else",   "except",
-    "finally", "for",  "from",    "global",   "if",   "import", "in",     "is",
-    "lambda", "nonlocal", "not",  "or",       "pass", "raise",  "return", "try",
-    "while", "with",   "yield"};
+    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
 
 // Operators and punctuation, longest first.
 constexpr std::string_view kOps3[] = {"**=", "//=", ">>=", "<<=", "..."};
 constexpr std::string_view kOps2[] = {"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", "+=",
-                                       "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":="};
+                                      "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":="};
 constexpr std::string_view kOps1 = "()[]{},:.;@=+-*/%&|^~<>";
 
 // A piece of source for a message: at most 40 bytes, printable ASCII only.
@@ -98,24 +97,16 @@ void syntax_error(const std::string& file, int line, int column, std::string_vie
 
 std::string describe(const Token& token) {
   switch (token.kind) {
-    case TokenKind::Name:
-      return fmt::format("name '{}'", clip(token.text));
+    case TokenKind::Name: return fmt::format("name '{}'", clip(token.text));
     case TokenKind::Keyword:
-    case TokenKind::Op:
-      return fmt::format("'{}'", token.text);
+    case TokenKind::Op: return fmt::format("'{}'", token.text);
     case TokenKind::Int:
-    case TokenKind::Float:
-      return fmt::format("number {}", clip(token.text));
-    case TokenKind::String:
-      return fmt::format("string \"{}\"", clip(token.text));
-    case TokenKind::Newline:
-      return "the end of the line";
-    case TokenKind::Indent:
-      return "an indented line";
-    case TokenKind::Dedent:
-      return "the end of an indented block";
-    case TokenKind::End:
-      return "the end of the file";
+    case TokenKind::Float: return fmt::format("number {}", clip(token.text));
+    case TokenKind::String: return fmt::format("string \"{}\"", clip(token.text));
+    case TokenKind::Newline: return "the end of the line";
+    case TokenKind::Indent: return "an indented line";
+    case TokenKind::Dedent: return "the end of an indented block";
+    case TokenKind::End: return "the end of the file";
   }
   return "a token";
 }
@@ -127,9 +118,7 @@ void Lexer::newline() {
   if (line_ < INT_MAX) ++line_;
 }
 
-int Lexer::column() const {
-  return static_cast<int>(std::min<size_t>(pos_ - line_start_ + 1, INT_MAX));
-}
+int Lexer::column() const { return static_cast<int>(std::min<size_t>(pos_ - line_start_ + 1, INT_MAX)); }
 
 void Lexer::error_here(std::string_view found, std::string_view expected) const {
   syntax_error(file_, line_, column(), found, expected);
@@ -146,12 +135,9 @@ Token Lexer::next() {
   }
   if (at_line_start_ && brackets_.empty()) {
     switch (read_indentation(token)) {
-      case Indentation::Same:
-        break;
-      case Indentation::Changed:
-        return token;
-      case Indentation::EndOfFile:
-        return end_of_file();
+      case Indentation::Same: break;
+      case Indentation::Changed: return token;
+      case Indentation::EndOfFile: return end_of_file();
     }
   }
   skip_blanks();
@@ -171,7 +157,9 @@ Token Lexer::next() {
   if (is_name_start(c)) {
     // A string prefix: r, u, b, f and their pairs, in either case.
     size_t n = 0;
-    while (n < 2 && is_name_start(peek(n)) && std::string_view("rRuUbBfF").find(peek(n)) != std::string_view::npos) ++n;
+    while (n < 2 && is_name_start(peek(n)) &&
+           std::string_view("rRuUbBfF").find(peek(n)) != std::string_view::npos)
+      ++n;
     if (n > 0 && (peek(n) == '"' || peek(n) == '\'')) {
       std::string prefix(text_.substr(pos_, n));
       std::transform(prefix.begin(), prefix.end(), prefix.begin(), [](char p) { return p | 0x20; });
@@ -237,7 +225,8 @@ void Lexer::skip_blanks() {
     } else if (c == '#') {
       while (!at_end() && !at_newline()) ++pos_;
     } else if (c == '\\') {
-      if (peek(1) != '\n' && peek(1) != '\r') error_here("'\\'", "a line break after a line-continuation backslash");
+      if (peek(1) != '\n' && peek(1) != '\r')
+        error_here("'\\'", "a line break after a line-continuation backslash");
       ++pos_;
       newline();
     } else if (at_newline() && !brackets_.empty()) {
@@ -276,13 +265,15 @@ Token Lexer::number() {
   token.column = column();
   const size_t start = pos_;
   auto too_large = [&](std::string_view literal) {
-    syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)), "a value below 2**63");
+    syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)),
+                 "a value below 2**63");
   };
   // The literal so far with the character after it: for a name or a '.' straight after it.
   auto check_end = [&] {
     std::string_view literal = text_.substr(start, pos_ - start);
     if (is_name_char(peek()) || peek() == '.') {
-      error_here(fmt::format("'{}{}'", clip(literal), peek()), "a number (without suffixes or digit separators)");
+      error_here(fmt::format("'{}{}'", clip(literal), peek()),
+                 "a number (without suffixes or digit separators)");
     }
     token.text = std::string(literal);
     return literal;
@@ -294,11 +285,13 @@ Token Lexer::number() {
     pos_ += 2;
     uint64_t value = 0;
     for (int d = digit_value(peek()); d >= 0 && static_cast<uint64_t>(d) < base; d = digit_value(peek())) {
-      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base) too_large(text_.substr(start, pos_ + 1 - start));
+      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base)
+        too_large(text_.substr(start, pos_ + 1 - start));
       value = value * base + static_cast<uint64_t>(d);
       ++pos_;
     }
-    if (pos_ == start + 2) error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
+    if (pos_ == start + 2)
+      error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
     check_end();
     token.int_value = static_cast<int64_t>(value);
     return token;
@@ -315,7 +308,8 @@ Token Lexer::number() {
     const size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
     const bool digits = is_digit(peek(1 + sign));
     pos_ += 1 + sign;
-    if (!digits) error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
+    if (!digits)
+      error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
     is_float = true;
     while (is_digit(peek())) ++pos_;
   }
@@ -354,7 +348,8 @@ Token Lexer::string_literal(size_t prefix_length, bool raw) {
   const char quote = peek();
   const bool triple = peek(1) == quote && peek(2) == quote;
   pos_ += triple ? 3 : 1;
-  const std::string unterminated = fmt::format("the closing quote of the string at {}:{}", token.line, token.column);
+  const std::string unterminated =
+      fmt::format("the closing quote of the string at {}:{}", token.line, token.column);
   while (true) {
     if (at_end()) error_here("the end of the file", unterminated);
     char c = peek();
@@ -386,7 +381,8 @@ void Lexer::escape(std::string& out) {
   const int line = line_;
   const int column_at = column();
   auto bad = [&](size_t length, std::string_view expected) {
-    syntax_error(file_, line, column_at, fmt::format("escape '{}'", clip(text_.substr(pos_ - 1, length))), expected);
+    syntax_error(file_, line, column_at, fmt::format("escape '{}'", clip(text_.substr(pos_ - 1, length))),
+                 expected);
   };
   ++pos_;  // the backslash
   if (at_end()) error_here("the end of the file", "an escape sequence after '\\'");
@@ -398,9 +394,7 @@ void Lexer::escape(std::string& out) {
       return;
     case '\\':
     case '\'':
-    case '"':
-      out += c;
-      break;
+    case '"': out += c; break;
     case 'a': out += '\a'; break;
     case 'b': out += '\b'; break;
     case 'f': out += '\f'; break;
@@ -425,14 +419,13 @@ void Lexer::escape(std::string& out) {
         if (d < 0) bad(digits + 2, fmt::format("{} hex digits after \\{}", digits, c));
         cp = cp * 16 + static_cast<uint32_t>(d);
       }
-      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) bad(digits + 2, "a unicode code point that is not a surrogate");
+      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        bad(digits + 2, "a unicode code point that is not a surrogate");
       append_utf8(out, cp);
       pos_ += digits + 1;
       return;
     }
-    case 'N':
-      bad(2, "an escape other than \\N{...}");
-      return;
+    case 'N': bad(2, "an escape other than \\N{...}"); return;
     default:
       if (c >= '0' && c <= '7') {
         // python_print writes a non-printable byte as \ooo, and TorchScript's reader reads it back
@@ -444,7 +437,9 @@ void Lexer::escape(std::string& out) {
           ++pos_;
           ++n;
         }
-        if (value > 0xff) syntax_error(file_, line, column_at, fmt::format("escape '\\{:o}'", value), "an octal escape up to \\377");
+        if (value > 0xff)
+          syntax_error(file_, line, column_at, fmt::format("escape '\\{:o}'", value),
+                       "an octal escape up to \\377");
         out += static_cast<char>(value);
         return;
       }
