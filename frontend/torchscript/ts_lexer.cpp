@@ -23,16 +23,15 @@ int digit_value(char c) {
 
 // Python's keywords: never names, whatever the parser then makes of them.
 constexpr std::string_view kKeywords[] = {
-    "False", "None",   "True",    "and",      "as",   "assert", "async",  "await",
-    "break", "class",  "continue", "def",     "del",  "elif",   "else",   "except",
-    "finally", "for",  "from",    "global",   "if",   "import", "in",     "is",
-    "lambda", "nonlocal", "not",  "or",       "pass", "raise",  "return", "try",
-    "while", "with",   "yield"};
+    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
 
 // Operators and punctuation, longest first.
 constexpr std::string_view kOps3[] = {"**=", "//=", ">>=", "<<=", "..."};
 constexpr std::string_view kOps2[] = {"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", "+=",
-                                       "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":="};
+                                      "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":="};
 constexpr std::string_view kOps1 = "()[]{},:.;@=+-*/%&|^~<>";
 
 // A piece of source for a message: at most 40 bytes, printable ASCII only.
@@ -98,24 +97,16 @@ void syntax_error(const std::string& file, int line, int column, std::string_vie
 
 std::string describe(const Token& token) {
   switch (token.kind) {
-    case TokenKind::Name:
-      return fmt::format("name '{}'", clip(token.text));
+    case TokenKind::Name: return fmt::format("name '{}'", clip(token.text));
     case TokenKind::Keyword:
-    case TokenKind::Op:
-      return fmt::format("'{}'", token.text);
+    case TokenKind::Op: return fmt::format("'{}'", token.text);
     case TokenKind::Int:
-    case TokenKind::Float:
-      return fmt::format("number {}", clip(token.text));
-    case TokenKind::String:
-      return fmt::format("string \"{}\"", clip(token.text));
-    case TokenKind::Newline:
-      return "the end of the line";
-    case TokenKind::Indent:
-      return "an indented line";
-    case TokenKind::Dedent:
-      return "the end of an indented block";
-    case TokenKind::End:
-      return "the end of the file";
+    case TokenKind::Float: return fmt::format("number {}", clip(token.text));
+    case TokenKind::String: return fmt::format("string \"{}\"", clip(token.text));
+    case TokenKind::Newline: return "the end of the line";
+    case TokenKind::Indent: return "an indented line";
+    case TokenKind::Dedent: return "the end of an indented block";
+    case TokenKind::End: return "the end of the file";
   }
   return "a token";
 }
@@ -127,9 +118,7 @@ void Lexer::newline() {
   if (line_ < INT_MAX) ++line_;
 }
 
-int Lexer::column() const {
-  return static_cast<int>(std::min<size_t>(pos_ - line_start_ + 1, INT_MAX));
-}
+int Lexer::column() const { return static_cast<int>(std::min<size_t>(pos_ - line_start_ + 1, INT_MAX)); }
 
 void Lexer::error_here(std::string_view found, std::string_view expected) const {
   syntax_error(file_, line_, column(), found, expected);
@@ -146,12 +135,9 @@ Token Lexer::next() {
   }
   if (at_line_start_ && brackets_.empty()) {
     switch (read_indentation(token)) {
-      case Indentation::Same:
-        break;
-      case Indentation::Changed:
-        return token;
-      case Indentation::EndOfFile:
-        return end_of_file();
+      case Indentation::Same: break;
+      case Indentation::Changed: return token;
+      case Indentation::EndOfFile: return end_of_file();
     }
   }
   skip_blanks();
@@ -171,7 +157,9 @@ Token Lexer::next() {
   if (is_name_start(c)) {
     // A string prefix: r, u, b, f and their pairs, in either case.
     size_t n = 0;
-    while (n < 2 && is_name_start(peek(n)) && std::string_view("rRuUbBfF").find(peek(n)) != std::string_view::npos) ++n;
+    while (n < 2 && is_name_start(peek(n)) &&
+           std::string_view("rRuUbBfF").find(peek(n)) != std::string_view::npos)
+      ++n;
     if (n > 0 && (peek(n) == '"' || peek(n) == '\'')) {
       std::string prefix(text_.substr(pos_, n));
       std::transform(prefix.begin(), prefix.end(), prefix.begin(), [](char p) { return p | 0x20; });
@@ -237,7 +225,8 @@ void Lexer::skip_blanks() {
     } else if (c == '#') {
       while (!at_end() && !at_newline()) ++pos_;
     } else if (c == '\\') {
-      if (peek(1) != '\n' && peek(1) != '\r') error_here("'\\'", "a line break after a line-continuation backslash");
+      if (peek(1) != '\n' && peek(1) != '\r')
+        error_here("'\\'", "a line break after a line-continuation backslash");
       ++pos_;
       newline();
     } else if (at_newline() && !brackets_.empty()) {
@@ -271,50 +260,61 @@ Token Lexer::end_of_file() {
 
 Token Lexer::number() {
   Token token;
+  token.kind = TokenKind::Int;
   token.line = line_;
   token.column = column();
-  size_t start = pos_;
-  bool is_float = false;
-  char base_char = static_cast<char>(peek(1) | 0x20);
+  const size_t start = pos_;
+  auto too_large = [&](std::string_view literal) {
+    syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)),
+                 "a value below 2**63");
+  };
+  // The literal so far with the character after it: for a name or a '.' straight after it.
+  auto check_end = [&] {
+    std::string_view literal = text_.substr(start, pos_ - start);
+    if (is_name_char(peek()) || peek() == '.') {
+      error_here(fmt::format("'{}{}'", clip(literal), peek()),
+                 "a number (without suffixes or digit separators)");
+    }
+    token.text = std::string(literal);
+    return literal;
+  };
+
+  const char base_char = static_cast<char>(peek(1) | 0x20);
   if (peek() == '0' && (base_char == 'x' || base_char == 'o' || base_char == 'b')) {
-    int base = base_char == 'x' ? 16 : base_char == 'o' ? 8 : 2;
+    const uint64_t base = base_char == 'x' ? 16 : base_char == 'o' ? 8 : 2;
     pos_ += 2;
     uint64_t value = 0;
-    size_t digits = 0;
-    for (int d = digit_value(peek()); d >= 0 && d < base; d = digit_value(peek())) {
-      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base) {
-        error_here(fmt::format("integer literal {}...", clip(text_.substr(start, pos_ + 1 - start))),
-                   "a value below 2**63");
-      }
-      value = value * base + d;
+    for (int d = digit_value(peek()); d >= 0 && static_cast<uint64_t>(d) < base; d = digit_value(peek())) {
+      if (value > (static_cast<uint64_t>(INT64_MAX) - d) / base)
+        too_large(text_.substr(start, pos_ + 1 - start));
+      value = value * base + static_cast<uint64_t>(d);
       ++pos_;
-      ++digits;
     }
-    if (digits == 0) error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
+    if (pos_ == start + 2)
+      error_here(fmt::format("'{}'", text_.substr(start, 2)), "digits after the base prefix");
+    check_end();
     token.int_value = static_cast<int64_t>(value);
-  } else {
+    return token;
+  }
+
+  bool is_float = false;
+  while (is_digit(peek())) ++pos_;
+  if (peek() == '.') {
+    is_float = true;
+    ++pos_;
     while (is_digit(peek())) ++pos_;
-    if (peek() == '.') {
-      is_float = true;
-      ++pos_;
-      while (is_digit(peek())) ++pos_;
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
-      if (!is_digit(peek(1 + sign))) {
-        pos_ += 1 + sign;
-        error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
-      }
-      is_float = true;
-      pos_ += 1 + sign;
-      while (is_digit(peek())) ++pos_;
-    }
   }
-  std::string_view literal = text_.substr(start, pos_ - start);
-  if (is_name_char(peek()) || peek() == '.') {
-    error_here(fmt::format("'{}{}'", clip(literal), peek()), "a number (without suffixes or digit separators)");
+  if (peek() == 'e' || peek() == 'E') {
+    const size_t sign = (peek(1) == '+' || peek(1) == '-') ? 1 : 0;
+    const bool digits = is_digit(peek(1 + sign));
+    pos_ += 1 + sign;
+    if (!digits)
+      error_here(fmt::format("'{}'", clip(text_.substr(start, pos_ - start))), "the digits of an exponent");
+    is_float = true;
+    while (is_digit(peek())) ++pos_;
   }
-  token.text = std::string(literal);
+  const std::string_view literal = check_end();
+
   if (is_float) {
     token.kind = TokenKind::Float;
     auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), token.float_value);
@@ -325,19 +325,14 @@ Token Lexer::number() {
     }
     return token;
   }
-  token.kind = TokenKind::Int;
-  if (literal.size() >= 2 && (literal[1] | 0x20) >= 'a') return token;  // 0x, 0o, 0b: done above
   if (literal.size() > 1 && literal[0] == '0' && literal.find_first_not_of('0') != std::string_view::npos) {
     syntax_error(file_, token.line, token.column, fmt::format("'{}'", clip(literal)),
                  "a decimal number without leading zeros");
   }
   uint64_t value = 0;
   for (char c : literal) {
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (value > (static_cast<uint64_t>(INT64_MAX) - d) / 10) {
-      syntax_error(file_, token.line, token.column, fmt::format("integer literal {}", clip(literal)),
-                   "a value below 2**63");
-    }
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (value > (static_cast<uint64_t>(INT64_MAX) - d) / 10) too_large(literal);
     value = value * 10 + d;
   }
   token.int_value = static_cast<int64_t>(value);
@@ -353,7 +348,8 @@ Token Lexer::string_literal(size_t prefix_length, bool raw) {
   const char quote = peek();
   const bool triple = peek(1) == quote && peek(2) == quote;
   pos_ += triple ? 3 : 1;
-  const std::string unterminated = fmt::format("the closing quote of the string at {}:{}", token.line, token.column);
+  const std::string unterminated =
+      fmt::format("the closing quote of the string at {}:{}", token.line, token.column);
   while (true) {
     if (at_end()) error_here("the end of the file", unterminated);
     char c = peek();
@@ -385,7 +381,8 @@ void Lexer::escape(std::string& out) {
   const int line = line_;
   const int column_at = column();
   auto bad = [&](size_t length, std::string_view expected) {
-    syntax_error(file_, line, column_at, fmt::format("escape '{}'", clip(text_.substr(pos_ - 1, length))), expected);
+    syntax_error(file_, line, column_at, fmt::format("escape '{}'", clip(text_.substr(pos_ - 1, length))),
+                 expected);
   };
   ++pos_;  // the backslash
   if (at_end()) error_here("the end of the file", "an escape sequence after '\\'");
@@ -397,9 +394,7 @@ void Lexer::escape(std::string& out) {
       return;
     case '\\':
     case '\'':
-    case '"':
-      out += c;
-      break;
+    case '"': out += c; break;
     case 'a': out += '\a'; break;
     case 'b': out += '\b'; break;
     case 'f': out += '\f'; break;
@@ -424,14 +419,13 @@ void Lexer::escape(std::string& out) {
         if (d < 0) bad(digits + 2, fmt::format("{} hex digits after \\{}", digits, c));
         cp = cp * 16 + static_cast<uint32_t>(d);
       }
-      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) bad(digits + 2, "a unicode code point that is not a surrogate");
+      if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        bad(digits + 2, "a unicode code point that is not a surrogate");
       append_utf8(out, cp);
       pos_ += digits + 1;
       return;
     }
-    case 'N':
-      bad(2, "an escape other than \\N{...}");
-      return;
+    case 'N': bad(2, "an escape other than \\N{...}"); return;
     default:
       if (c >= '0' && c <= '7') {
         // python_print writes a non-printable byte as \ooo, and TorchScript's reader reads it back
@@ -443,7 +437,9 @@ void Lexer::escape(std::string& out) {
           ++pos_;
           ++n;
         }
-        if (value > 0xff) syntax_error(file_, line, column_at, fmt::format("escape '\\{:o}'", value), "an octal escape up to \\377");
+        if (value > 0xff)
+          syntax_error(file_, line, column_at, fmt::format("escape '\\{:o}'", value),
+                       "an octal escape up to \\377");
         out += static_cast<char>(value);
         return;
       }

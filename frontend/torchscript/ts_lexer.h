@@ -58,9 +58,7 @@ class Lexer {
   };
 
   bool at_end() const { return pos_ >= text_.size(); }
-  char peek(size_t ahead = 0) const {
-    return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
-  }
+  char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
   int column() const;
   // Consumes a line break ("\n", "\r\n" or "\r") at pos_.
   void newline();

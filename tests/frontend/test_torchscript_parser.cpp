@@ -110,14 +110,17 @@ void dump_stmt(const ts::Stmt& s, int level, std::string& out) {
              dump(s.value.get()) + "\n";
       return;
     case StmtKind::AugAssign:
-      out += pad + "aug " + dump(s.targets[0].get()) + " " + op_name(s.aug_op) + "= " + dump(s.value.get()) + "\n";
+      out += pad + "aug " + dump(s.targets[0].get()) + " " + op_name(s.aug_op) + "= " + dump(s.value.get()) +
+             "\n";
       return;
     case StmtKind::Return: out += pad + "return " + dump(s.value.get()) + "\n"; return;
     case StmtKind::Pass: out += pad + "pass\n"; return;
     case StmtKind::Break: out += pad + "break\n"; return;
     case StmtKind::Continue: out += pad + "continue\n"; return;
     case StmtKind::Raise: out += pad + "raise " + dump(s.value.get()) + "\n"; return;
-    case StmtKind::Assert: out += pad + "assert " + dump(s.value.get()) + " " + dump(s.message.get()) + "\n"; return;
+    case StmtKind::Assert:
+      out += pad + "assert " + dump(s.value.get()) + " " + dump(s.message.get()) + "\n";
+      return;
     case StmtKind::Import: out += pad + "import\n"; return;
     case StmtKind::If:
     case StmtKind::While:
@@ -127,7 +130,8 @@ void dump_stmt(const ts::Stmt& s, int level, std::string& out) {
       out += pad + "for " + dump(s.targets[0].get()) + " in " + dump(s.value.get()) + "\n";
       break;
     case StmtKind::With:
-      out += pad + "with " + dump(s.value.get()) + (s.targets.empty() ? "" : " as " + dump(s.targets[0].get())) + "\n";
+      out += pad + "with " + dump(s.value.get()) +
+             (s.targets.empty() ? "" : " as " + dump(s.targets[0].get())) + "\n";
       break;
     case StmtKind::Def: {
       std::string params;
@@ -281,22 +285,32 @@ TEST_CASE("lexer: strings and their escapes") {
 
 TEST_CASE("lexer: errors") {
   CHECK(error_of("if a:\n\tb\n") == "m.py:2:1: found a tab in the indentation, expected spaces");
-  CHECK(error_of("if a:\n    b\n  c\n") == "m.py:3:3: found an indentation of 2 spaces, expected 0 spaces, as an enclosing block");
-  CHECK(error_of("x = \"abc\n") == "m.py:1:9: found the end of the line, expected the closing quote of the string at 1:5");
-  CHECK(error_of("x = '''abc") == "m.py:1:11: found the end of the file, expected the closing quote of the string at 1:5");
-  CHECK(error_of("x = f(1,\n") == "m.py:2:1: found the end of the file, expected a closing bracket for the '(' at 1:6");
-  CHECK(error_of("x = 1 \\ 2\n") == "m.py:1:7: found '\\', expected a line break after a line-continuation backslash");
+  CHECK(error_of("if a:\n    b\n  c\n") ==
+        "m.py:3:3: found an indentation of 2 spaces, expected 0 spaces, as an enclosing block");
+  CHECK(error_of("x = \"abc\n") ==
+        "m.py:1:9: found the end of the line, expected the closing quote of the string at 1:5");
+  CHECK(error_of("x = '''abc") ==
+        "m.py:1:11: found the end of the file, expected the closing quote of the string at 1:5");
+  CHECK(error_of("x = f(1,\n") ==
+        "m.py:2:1: found the end of the file, expected a closing bracket for the '(' at 1:6");
+  CHECK(error_of("x = 1 \\ 2\n") ==
+        "m.py:1:7: found '\\', expected a line break after a line-continuation backslash");
   CHECK(error_of("x = 012\n") == "m.py:1:5: found '012', expected a decimal number without leading zeros");
   CHECK(error_of("x = 9223372036854775808\n") ==
         "m.py:1:5: found integer literal 9223372036854775808, expected a value below 2**63");
-  CHECK(error_of("x = 1j\n") == "m.py:1:6: found '1j', expected a number (without suffixes or digit separators)");
+  CHECK(error_of("x = 0x8000000000000000\n") ==
+        "m.py:1:5: found integer literal 0x8000000000000000, expected a value below 2**63");
+  CHECK(error_of("x = 1j\n") ==
+        "m.py:1:6: found '1j', expected a number (without suffixes or digit separators)");
   CHECK(error_of("x = 1e+\n") == "m.py:1:8: found '1e+', expected the digits of an exponent");
   CHECK(error_of("x = 0x\n") == "m.py:1:7: found '0x', expected digits after the base prefix");
   CHECK(error_of("x = $\n") == "m.py:1:5: found '$', expected a name, a number, a string or an operator");
-  CHECK(error_of("x = \xc3\xa9\n") == "m.py:1:5: found byte 0xc3, expected ASCII outside strings and comments");
+  CHECK(error_of("x = \xc3\xa9\n") ==
+        "m.py:1:5: found byte 0xc3, expected ASCII outside strings and comments");
   CHECK(error_of(std::string("x = \"a\0\"\n", 9)) == "m.py:1:7: found byte 0x00, expected text");
   CHECK(error_of(R"(x = "\x4")") == "m.py:1:6: found escape '\\x4\"', expected two hex digits after \\x");
-  CHECK(error_of(R"(x = "\ud800")") == "m.py:1:6: found escape '\\ud800', expected a unicode code point that is not a surrogate");
+  CHECK(error_of(R"(x = "\ud800")") ==
+        "m.py:1:6: found escape '\\ud800', expected a unicode code point that is not a surrogate");
   CHECK(error_of(R"(x = "\777")") == "m.py:1:6: found escape '\\777', expected an octal escape up to \\377");
   CHECK(error_of("x = b\"a\"\n") == "m.py:1:5: found a bytes literal, expected a string");
   CHECK(error_of("x = f\"a\"\n") == "m.py:1:5: found an f-string, expected a plain string");
@@ -331,7 +345,8 @@ TEST_CASE("expressions: calls and subscripts") {
   CHECK(expr("(conv1).forward(x, )") == "(call (. conv1 forward) x)");
   CHECK(expr("torch.zeros([1, n, 32], dtype=_2, layout=None, device=_3)") ==
         "(call (. torch zeros) (list 1 n 32) dtype=_2 layout=None device=_3)");
-  CHECK(expr("torch.div(a, b, rounding_mode=\"trunc\", )") == "(call (. torch div) a b rounding_mode=\"trunc\")");
+  CHECK(expr("torch.div(a, b, rounding_mode=\"trunc\", )") ==
+        "(call (. torch div) a b rounding_mode=\"trunc\")");
   CHECK(expr("f(a)(b)") == "(call (call f a) b)");
   CHECK(expr("x[0]") == "([] x 0)");
   CHECK(expr("(hx1)[0]") == "([] hx1 0)");
@@ -342,7 +357,8 @@ TEST_CASE("expressions: calls and subscripts") {
   CHECK(expr("x[0,]") == "([] x (tuple 0))");
   CHECK(expr("d[\"k\"][0]") == "([] ([] d \"k\") 0)");
   CHECK(expr("annotate(List[int], [])") == "(call annotate ([] List int) (list))");
-  CHECK(expr("unchecked_cast(Tuple[Tensor, Tensor], hx)") == "(call unchecked_cast ([] Tuple (tuple Tensor Tensor)) hx)");
+  CHECK(expr("unchecked_cast(Tuple[Tensor, Tensor], hx)") ==
+        "(call unchecked_cast ([] Tuple (tuple Tensor Tensor)) hx)");
   CHECK(expr("uninitialized(Optional[Tensor])") == "(call uninitialized ([] Optional Tensor))");
   CHECK(expr("getattr(self, \"0\")") == "(call getattr self \"0\")");
 }
@@ -386,7 +402,8 @@ TEST_CASE("statements: assignment forms") {
   CHECK(dump_module("a = b = f(x)\n") == "assign a = b = (call f x)\n");
   CHECK(dump_module("_13, _14, = hx0\n") == "assign (tuple _13 _14) = hx0\n");
   CHECK(dump_module("a, = t\n") == "assign (tuple a) = t\n");
-  CHECK(dump_module("hidden0, output = hidden1, output0\n") == "assign (tuple hidden0 output) = (tuple hidden1 output0)\n");
+  CHECK(dump_module("hidden0, output = hidden1, output0\n") ==
+        "assign (tuple hidden0 output) = (tuple hidden1 output0)\n");
   CHECK(dump_module("(a, b) = [c, d] = t\n") == "assign (tuple a b) = (list c d) = t\n");
   CHECK(dump_module("self.x = 1\n") == "assign (. self x) = 1\n");
   CHECK(dump_module("d[k] = v\n") == "assign ([] d k) = v\n");
@@ -395,7 +412,8 @@ TEST_CASE("statements: assignment forms") {
   CHECK(dump_module("training : bool\n") == "ann training : bool = _\n");
   CHECK(dump_module("x : Optional[Tensor] = y\n") == "ann x : ([] Optional Tensor) = y\n");
   CHECK(dump_module("norm : Final[NoneType] = None\n") == "ann norm : ([] Final NoneType) = None\n");
-  CHECK(dump_module("x += 1\nx -= 1\nx *= 2\nx /= 2\nx //= 2\nx %= 2\nx **= 2\nx @= y\nx &= 1\nx |= 1\nx ^= 1\nx <<= 1\nx >>= 1\n") ==
+  CHECK(dump_module("x += 1\nx -= 1\nx *= 2\nx /= 2\nx //= 2\nx %= 2\nx **= 2\nx @= y\nx &= 1\nx |= 1\nx ^= "
+                    "1\nx <<= 1\nx >>= 1\n") ==
         "aug x += 1\naug x -= 1\naug x *= 2\naug x /= 2\naug x //= 2\naug x %= 2\naug x **= 2\naug x @= y\n"
         "aug x &= 1\naug x |= 1\naug x ^= 1\naug x <<= 1\naug x >>= 1\n");
   CHECK(dump_module("torch.append(l, x)\n") == "expr (call (. torch append) l x)\n");
@@ -405,7 +423,8 @@ TEST_CASE("statements: assignment forms") {
 TEST_CASE("statements: control flow") {
   CHECK(dump_module("if a:\n  pass\nelif b:\n  x = 1\nelse:\n  return\n") ==
         "if a\n  pass\nelse\n  if b\n    assign x = 1\n  else\n    return _\n");
-  CHECK(dump_module("while _0:\n  _0, x0 = _1, x1\n") == "while _0\n  assign (tuple _0 x0) = (tuple _1 x1)\n");
+  CHECK(dump_module("while _0:\n  _0, x0 = _1, x1\n") ==
+        "while _0\n  assign (tuple _0 x0) = (tuple _1 x1)\n");
   CHECK(dump_module("for i in range(n):\n  break\nelse:\n  continue\n") ==
         "for i in (call range n)\n  break\nelse\n  continue\n");
   CHECK(dump_module("for a, b in zip(x, y):\n  pass\n") == "for (tuple a b) in (call zip x y)\n  pass\n");
@@ -414,8 +433,10 @@ TEST_CASE("statements: control flow") {
   CHECK(dump_module("raise\nraise E(\"x\")\n") == "raise _\nraise (call E \"x\")\n");
   CHECK(dump_module("assert x > 0, \"bad\"\nassert y\n") == "assert (> x 0) \"bad\"\nassert y _\n");
   CHECK(dump_module("return a, b\n") == "return (tuple a b)\n");
-  CHECK(dump_module("import torch\nfrom typing import (List,\n  Tuple as T)\nfrom . import x\nfrom .a.b import *\n") ==
-        "import\nimport\nimport\nimport\n");
+  CHECK(
+      dump_module(
+          "import torch\nfrom typing import (List,\n  Tuple as T)\nfrom . import x\nfrom .a.b import *\n") ==
+      "import\nimport\nimport\nimport\n");
   CHECK(dump_module("if a: x = 1; y = 2\n") == "if a\n  assign x = 1\n  assign y = 2\n");
 }
 
@@ -503,11 +524,11 @@ TEST_CASE("locations: every node has its file, line and column") {
   CHECK(assign.targets[0]->loc.column == 5);
   const ts::Expr& call = *assign.value;
   CHECK(call.loc.line == 4);
-  CHECK(call.loc.column == 9);               // a call is where its callee starts
-  CHECK(call.args[0]->loc.column == 9);      // torch.add
+  CHECK(call.loc.column == 9);                    // a call is where its callee starts
+  CHECK(call.args[0]->loc.column == 9);           // torch.add
   CHECK(call.args[0]->args[0]->loc.column == 9);  // torch
-  CHECK(call.args[1]->loc.column == 19);     // x
-  CHECK(call.args[2]->loc.column == 22);     // the tuple: its '('
+  CHECK(call.args[1]->loc.column == 19);          // x
+  CHECK(call.args[2]->loc.column == 22);          // the tuple: its '('
   CHECK(call.args[2]->args[1]->loc.column == 26);
   CHECK(call.keywords[0].value->loc.column == 36);  // -k: the '-'
   CHECK(call.keywords[0].value->args[0]->loc.column == 37);
@@ -522,19 +543,27 @@ TEST_CASE("locations: every node has its file, line and column") {
 
 TEST_CASE("errors: syntax outside the subset, each with its place") {
   CHECK(error_of("x = a < b < c\n") ==
-        "m.py:1:11: found a second comparison operator '<', expected one comparison (chains like a < b < c are not supported)");
-  CHECK(error_of("x = (1, 2\n") == "m.py:2:1: found the end of the file, expected a closing bracket for the '(' at 1:5");
+        "m.py:1:11: found a second comparison operator '<', expected one comparison (chains like a < b < c "
+        "are not supported)");
+  CHECK(error_of("x = (1, 2\n") ==
+        "m.py:2:1: found the end of the file, expected a closing bracket for the '(' at 1:5");
   CHECK(error_of("x = (1, 2]\n") == "m.py:1:10: found ']', expected ')'");
   CHECK(error_of("x = \n") == "m.py:1:5: found the end of the line, expected an expression");
   CHECK(error_of("f(x) = 1\n") == "m.py:1:1: found a call, expected an assignment target");
-  CHECK(error_of("a, b : int = 1\n") == "m.py:1:1: found a tuple, expected a name, an attribute or a subscript to assign to");
-  CHECK(error_of("a, b += 1\n") == "m.py:1:1: found a tuple, expected a name, an attribute or a subscript to assign to");
+  CHECK(error_of("a, b : int = 1\n") ==
+        "m.py:1:1: found a tuple, expected a name, an attribute or a subscript to assign to");
+  CHECK(error_of("a, b += 1\n") ==
+        "m.py:1:1: found a tuple, expected a name, an attribute or a subscript to assign to");
   CHECK(error_of("1 = x\n") == "m.py:1:1: found a literal, expected an assignment target");
-  CHECK(error_of("f(a=1, b)\n") == "m.py:1:8: found name 'b', expected a keyword argument, as positional ones come first");
-  CHECK(error_of("f(*a)\n") == "m.py:1:3: found '*', expected an argument (star arguments are not part of serialized code)");
+  CHECK(error_of("f(a=1, b)\n") ==
+        "m.py:1:8: found name 'b', expected a keyword argument, as positional ones come first");
+  CHECK(error_of("f(*a)\n") ==
+        "m.py:1:3: found '*', expected an argument (star arguments are not part of serialized code)");
   CHECK(error_of("f(a.b=1)\n") == "m.py:1:6: found '=', expected ',' or ')'");
-  CHECK(error_of("x = [i for i in y]\n") == "m.py:1:8: found 'for', expected ']' (comprehensions are not part of serialized code)");
-  CHECK(error_of("x = lambda: 1\n") == "m.py:1:5: found 'lambda', expected an expression (lambdas are not part of serialized code)");
+  CHECK(error_of("x = [i for i in y]\n") ==
+        "m.py:1:8: found 'for', expected ']' (comprehensions are not part of serialized code)");
+  CHECK(error_of("x = lambda: 1\n") ==
+        "m.py:1:5: found 'lambda', expected an expression (lambdas are not part of serialized code)");
   CHECK(error_of("x = {1, 2}\n") == "m.py:1:7: found ',', expected ':'");
   CHECK(error_of("x[] = 1\n") == "m.py:1:3: found ']', expected an index");
   CHECK(error_of("x = a.1\n") == "m.py:1:6: found number .1, expected the end of the line");
@@ -542,12 +571,14 @@ TEST_CASE("errors: syntax outside the subset, each with its place") {
   CHECK(error_of("x = a not b\n") == "m.py:1:11: found name 'b', expected 'in' after 'not'");
   CHECK(error_of("if a\n  pass\n") == "m.py:1:5: found the end of the line, expected ':'");
   CHECK(error_of("if a:\npass\n") == "m.py:2:1: found 'pass', expected an indented block");
-  CHECK(error_of("x = 1\n  y = 2\n") == "m.py:2:3: found an indented line, expected a statement at the indentation of the block");
+  CHECK(error_of("x = 1\n  y = 2\n") ==
+        "m.py:2:3: found an indented line, expected a statement at the indentation of the block");
   CHECK(error_of("else:\n  pass\n") == "m.py:1:1: found 'else', expected a statement");
   CHECK(error_of("try:\n  pass\n") == "m.py:1:1: found 'try', expected a statement");
   CHECK(error_of("@dec\ndef f():\n  pass\n") == "m.py:1:1: found '@', expected a statement");
   CHECK(error_of("def f(*args):\n  pass\n") ==
-        "m.py:1:7: found '*', expected a parameter name (star and positional-only parameters are not part of serialized code)");
+        "m.py:1:7: found '*', expected a parameter name (star and positional-only parameters are not part of "
+        "serialized code)");
   CHECK(error_of("def (x):\n  pass\n") == "m.py:1:5: found '(', expected a function name");
   CHECK(error_of("class A(metaclass=M):\n  pass\n") ==
         "m.py:1:18: found '=', expected ',' or ')' (class keywords are not part of serialized code)");
@@ -560,8 +591,9 @@ TEST_CASE("errors: syntax outside the subset, each with its place") {
 }
 
 TEST_CASE("errors: every message is FILE:LINE:COL: found X, expected Y, lowercase, no period") {
-  const char* bad[] = {"x = (", "x = )", "def f(:", "class:", "if x:\n", "x = 'a", "  x", "x = 1.2.3", "x[1:2:3:4]",
-                       "a < b > c", "import", "from x", "with:", "while x", "x = not", "x = {1: }", "\\", "x = 0b2"};
+  const char* bad[] = {"x = (", "x = )",     "def f(:",    "class:",    "if x:\n", "x = 'a",
+                       "  x",   "x = 1.2.3", "x[1:2:3:4]", "a < b > c", "import",  "from x",
+                       "with:", "while x",   "x = not",    "x = {1: }", "\\",      "x = 0b2"};
   const std::regex shape(R"(^m\.py:[0-9]+:[0-9]+: found [^A-Z].*, expected [^A-Z].*[^.]$)");
   for (const char* text : bad) {
     CAPTURE(text);
@@ -574,7 +606,8 @@ TEST_CASE("errors: every message is FILE:LINE:COL: found X, expected Y, lowercas
 
 TEST_CASE("limits: nesting is refused before it can overflow the stack") {
   const std::string deep_parens = "x = " + std::string(100000, '(') + "1" + std::string(100000, ')') + "\n";
-  CHECK(error_of(deep_parens).find("found nesting deeper than 200, expected at most 200 levels of blocks and expressions") !=
+  CHECK(error_of(deep_parens)
+            .find("found nesting deeper than 200, expected at most 200 levels of blocks and expressions") !=
         std::string::npos);
   CHECK(!error_of("x = " + std::string(100000, '-') + "1\n").empty());
   CHECK(!error_of("x = " + std::string(100000, '[') + "\n").empty());

@@ -2,8 +2,8 @@
 # Runs one libFuzzer target for SECONDS from its seed corpus; fails on any finding.
 #   run_fuzz.sh TARGET SECONDS WORK
 # Seeds: corpus/<target>/ (committed crashers and small inputs), plus for fuzz_onnx_loader the
-# hostile models (written fresh by tests/hostile/make_hostile.py) and for fuzz_ir_parser the IR
-# test files. New inputs go to WORK/corpus, never into the source tree; a crash leaves
+# hostile models (written fresh by tests/hostile/make_hostile.py), for fuzz_ir_parser the IR
+# test files and for fuzz_torchscript_parser the TorchScript code samples. New inputs go to WORK/corpus, never into the source tree; a crash leaves
 # WORK/crash-* to add to corpus/<target>/ once fixed.
 set -euo pipefail
 target=$1 seconds=$2 work=$3
@@ -23,6 +23,10 @@ case "$name" in
   fuzz_ir_parser)
     find "$repo/tests/passes" "$repo/tests/ir" -name '*.ir' | while read -r f; do
       cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).ir"
+    done ;;
+  fuzz_torchscript_parser)
+    find "$repo/tests/frontend/data/torchscript_code" -path '*/code/*' -name '*.py' -size -64k | while read -r f; do
+      cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).py"
     done ;;
 esac
 cd "$work"
