@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line's behaviour on bad input: one clear message naming the file (and the
-# nodes, where there are some), a non-zero exit, and no output directory left behind.
+# nodes, where there are some), a non-zero exit, and no output directory left behind; for
+# kiln itself, exit status 1 and the prefix "kiln: error:", command-line mistakes included.
 #   errors.sh KILN WORK_DIR
 set -u
 kiln=$1
@@ -32,23 +33,70 @@ expect_failure() {
   rm -rf "$work/out"
 }
 
-expect_failure "missing file" "nowhere.onnx: no such file" \
-  "$kiln" compile "$work/nowhere.onnx" -o "$work/out"
-expect_failure "not a model" "not_a_model.onnx: not an ONNX model" \
-  "$kiln" compile "$data/not_a_model.onnx" -o "$work/out"
-expect_failure "unsupported ops listed once" \
+# expect_kiln_error NAME PATTERN KILN-ARGS...: as expect_failure, and kiln must exit with 1
+# and print "kiln: error: ..." (no compiler output, no raw file-system error).
+expect_kiln_error() {
+  local name=$1 pattern=$2
+  shift 2
+  "$kiln" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  if [ "$rc" -ne 1 ] || ! head -1 "$work/stderr" | grep -q "^kiln: error: "; then
+    echo "FAIL $name: expected exit 1 and 'kiln: error:', got exit $rc:"; sed 's/^/    /' "$work/stderr"
+    failures=$((failures + 1))
+    rm -rf "$work/out"
+    return
+  fi
+  if grep -q "kiln-tmp\|filesystem error" "$work/stderr"; then
+    echo "FAIL $name: the message names a temporary folder or is a raw file-system error:"; sed 's/^/    /' "$work/stderr"
+    failures=$((failures + 1))
+    rm -rf "$work/out"
+    return
+  fi
+  expect_failure "$name" "$pattern" "$kiln" "$@"
+}
+
+expect_kiln_error "missing file" "nowhere.onnx: no such file" \
+  compile "$work/nowhere.onnx" -o "$work/out"
+expect_kiln_error "not a model" "not_a_model.onnx: not an ONNX model" \
+  compile "$data/not_a_model.onnx" -o "$work/out"
+expect_kiln_error "unsupported ops listed once" \
   "unsupported_op.onnx: 3 unsupported nodes: Swizzle in domain com.example (swizzle_1, swizzle_2), Frobnicate in domain com.example (frob_1)" \
-  "$kiln" compile "$data/unsupported_op.onnx" -o "$work/out"
-expect_failure "a directory is not a model" "is a directory" \
-  "$kiln" compile "$data" -o "$work/out"
+  compile "$data/unsupported_op.onnx" -o "$work/out"
+expect_kiln_error "a directory is not a model" "is a directory" \
+  compile "$data" -o "$work/out"
 expect_failure "a broken compiler leaves nothing behind" "cannot run the C++ compiler" \
   env CXX=/nonexistent/c++ "$kiln" compile "$data/relu.onnx" -o "$work/out"
-expect_failure "unknown --emit kind" "unknown kind 'dll'" \
-  "$kiln" compile "$data/relu.onnx" -o "$work/out" --emit exe,dll
-expect_failure "interpreter: wrong input shape" "input 'x': shape \[2,3\] does not match the model's \[1,4\]" \
-  "$kiln" run "$data/relu.onnx" -i "x=$data/wrong_shape.npy"
-expect_failure "interpreter: unknown input name" "unknown input 'nope'" \
-  "$kiln" run "$data/relu.onnx" -i "nope=$data/relu_input.npy"
+expect_kiln_error "unknown --emit kind" "unknown kind 'dll'" \
+  compile "$data/relu.onnx" -o "$work/out" --emit exe,dll
+expect_kiln_error "interpreter: wrong input shape" "input 'x': shape \[2,3\] does not match the model's \[1,4\]" \
+  run "$data/relu.onnx" -i "x=$data/wrong_shape.npy"
+expect_kiln_error "interpreter: unknown input name" "unknown input 'nope'" \
+  run "$data/relu.onnx" -i "nope=$data/relu_input.npy"
+
+# Command-line mistakes: the same prefix and exit status as every other error, and the
+# nearest command or option for a typo.
+expect_kiln_error "misspelt command" "unknown command 'comple' (did you mean 'compile'?)" \
+  comple "$data/relu.onnx" -o "$work/out"
+expect_kiln_error "no command" "a command is required: compile, run, inspect, bench"
+expect_kiln_error "misspelt option" "compile: unknown option '--emti' (did you mean '--emit'?)" \
+  compile "$data/relu.onnx" -o "$work/out" --emti exe
+expect_kiln_error "misspelt option with =" "run: unknown option '--inptu' (did you mean '--input'?)" \
+  run "$data/relu.onnx" --inptu=x=y.npy
+expect_kiln_error "unexpected argument" "compile: unexpected argument 'extra.onnx'" \
+  compile "$data/relu.onnx" extra.onnx -o "$work/out"
+expect_kiln_error "missing -o" "compile: --output is required" compile "$data/relu.onnx"
+expect_kiln_error "bad --cpu value" "compile: --cpu: .*not in" compile "$data/relu.onnx" -o "$work/out" --cpu i386
+expect_kiln_error "malformed -j" "compile: .*--jobs" compile "$data/relu.onnx" -o "$work/out" -j many
+if "$kiln" --version | grep -q "^kiln [0-9.]* (commit [0-9a-z-]*)"; then
+  echo "ok   kiln --version names the commit: $("$kiln" --version)"
+else
+  echo "FAIL kiln --version: $("$kiln" --version)"; failures=$((failures + 1))
+fi
+if "$kiln" --help >/dev/null 2>&1 && "$kiln" compile --help | grep -q -- "--emit"; then
+  echo "ok   --help exits 0"
+else
+  echo "FAIL --help"; failures=$((failures + 1))
+fi
 
 # The compiled executable checks its inputs the same way.
 if "$kiln" compile "$data/relu.onnx" -o "$work/relu" --emit exe >"$work/log" 2>&1; then
