@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include "cli/static_quantization.h"
 #include "cli/test_hooks.h"
 #include "cli/verify.h"
+#include "codegen/cpp/api_files.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
@@ -102,6 +104,12 @@ void clean_stale_leftovers(const fs::path& out) {
     else
       fs::remove_all(e.path(), ec);
   }
+}
+
+void write_text_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) fail("{}: cannot write", path.string());
 }
 
 fs::path output_dir(const std::string& arg) {
@@ -260,7 +268,10 @@ int run_compile(const CompileArgs& args) {
     build.jobs = std::max(1, args.jobs);
     build.log = args.verbose ? &std::cerr : nullptr;
     timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
-    if (build.lib || build.shared) fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+    if (build.lib || build.shared) {
+      fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+      write_text_file(tmp / (model.name + ".pc"), codegen::cpp::pkg_config_file(options, build.shared));
+    }
     if (options.external_weights)
       fs::copy_file(src / (model.name + ".weights"), tmp / (model.name + ".weights"));
     if (!emit.count("source")) fs::remove_all(src);

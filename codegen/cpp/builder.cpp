@@ -249,8 +249,10 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
     links.push_back(std::move(exe));
   }
   if (options.shared) {
-    Command so{{cxx, "-shared", "-pthread", "-o", (out_dir / ("lib" + model.name + ".so")).string()},
-               "lib" + model.name + ".so"};
+    const std::string so_name = "lib" + model.name + ".so";
+    Command so{{cxx, "-shared", "-pthread", "-Wl,-soname," + so_name,
+                "-Wl,--version-script=" + (src_dir / (model.name + ".map")).string(), "-o", (out_dir / so_name).string()},
+               so_name};
     so.argv.insert(so.argv.end(), objects.begin(), objects.end());
     so.argv.insert(so.argv.end(), extra.begin(), extra.end());
     links.push_back(std::move(so));

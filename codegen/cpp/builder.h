@@ -27,7 +27,8 @@ struct BuildOptions {
 void write_sources(const GeneratedModel& model, const std::filesystem::path& src_dir);
 
 // Compiles `src_dir` (from write_sources) into `out_dir`: NAME, libNAME.a, libNAME.so.
-// Runtime objects are cached between compilations (see runtime_cache_dir).
+// Runtime objects are cached between compilations (see runtime_cache_dir). libNAME.so has
+// the SONAME libNAME.so and exports the C API only (NAME.map).
 void build(const GeneratedModel& model, const std::filesystem::path& src_dir,
            const std::filesystem::path& out_dir, const BuildOptions& options);
 

@@ -528,6 +528,7 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   if (!options.external_weights)
     out.files[options.name + "_weights.cpp"] = weights_source(options);
   out.files["CMakeLists.txt"] = project_cmake(options);
+  out.files[options.name + ".map"] = export_map(options);
   out.widened_weights = plan.weights.widened().size();
   out.widened_bytes = plan.weights.widened_bytes();
   out.bf16_gemm_weights = plan.weights.gemm_b().size();
