@@ -16,6 +16,7 @@
 #include "cli/bench_run.h"
 #include "cli/child_process.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/model_loader.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
@@ -260,24 +261,21 @@ int run_bench(const BenchArgs& args) {
     fail("--precision {}: kiln compiles fp32 models as they are today; other precisions are not supported yet", args.precision);
   if (args.rounds < 1 || args.runs < 1 || args.warmup < 0) fail("--rounds and --runs must be at least 1, --warmup at least 0");
   const std::string python = python_interpreter(args.python);
+  std::unique_ptr<TemporaryDirectory> tmp;  // removed at the end, or when interrupted
   fs::path work = args.work_dir;
   if (work.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-bench-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
-    work = tmpl;
+    tmp = std::make_unique<TemporaryDirectory>("kiln-bench");
+    work = tmp->path();
+    if (args.keep_work) tmp->keep();
   }
   fs::create_directories(work);
-  struct Cleanup {
+  struct Announce {
     fs::path dir;
     bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (keep)
-        fmt::print(stderr, "kiln bench: the compiled model, inputs, outputs and logs are in {}\n", dir.string());
-      else
-        fs::remove_all(dir, ec);
+    ~Announce() {
+      if (keep) fmt::print(stderr, "kiln bench: the compiled model, inputs, outputs and logs are in {}\n", dir.string());
     }
-  } cleanup{work, args.keep_work || !args.work_dir.empty()};
+  } announce{work, args.keep_work || !args.work_dir.empty()};
 
   BenchReport report;
   report.kiln_version = KILN_VERSION_STRING;

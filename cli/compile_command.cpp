@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "cli/pipeline_options.h"
@@ -150,16 +151,8 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
                       const codegen::cpp::CppOptions& options, const codegen::cpp::GeneratedModel& model,
                       const fs::path& out, const codegen::cpp::BuildOptions& build,
                       const std::vector<std::string>& notes) {
-  std::string tmpl = (fs::temp_directory_path() / "kiln-report-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{tmpl};
-  const fs::path work = tmpl;
+  TemporaryDirectory tmp("kiln-report");
+  const fs::path work = tmp.path();
   codegen::cpp::BuildOptions exe_only = build;
   exe_only.exe = true;
   exe_only.lib = exe_only.shared = false;
@@ -255,6 +248,7 @@ int run_compile(const CompileArgs& args) {
     fail("{}: exists and is not a directory", out.string());
   fs::create_directories(out.parent_path(), ec);
   fs::path tmp = out.parent_path() / fmt::format(".{}.kiln-tmp-{}", out.filename().string(), getpid());
+  RemovedIfInterrupted tmp_guard(tmp);  // cli/interrupt.h
   codegen::cpp::BuildOptions build;
   fs::remove_all(tmp, ec);
   try {

@@ -7,10 +7,12 @@
 
 #include "cli/command_line_errors.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "ir/error.h"
 #include "kiln_commit.h"
 
 int main(int argc, char** argv) {
+  kiln::cli::install_interrupt_cleanup();
   CLI::App app{"kiln: compiles trained models into standalone executables and libraries"};
   app.set_version_flag("--version", "kiln " KILN_VERSION_STRING " (commit " KILN_COMMIT ")");
   std::vector<kiln::cli::Command> commands = {kiln::cli::add_compile_command(app),
@@ -38,7 +40,9 @@ int main(int argc, char** argv) {
     for (const kiln::cli::Command& c : commands)
       if (c.app->parsed()) status = c.run();
   } catch (const std::exception& e) {
+    kiln::cli::wait_if_interrupted();
     fmt::print(stderr, "kiln: error: {}\n", e.what());
   }
+  kiln::cli::wait_if_interrupted();
   return status;
 }

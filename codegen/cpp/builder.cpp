@@ -1,6 +1,7 @@
 #include "codegen/cpp/builder.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,9 +129,9 @@ uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
-std::string compiler_identity(const std::string& cxx) {
+std::string compiler_identity(const std::string& cxx, const fs::path& work_dir) {
   // The compiler's own version text, so a compiler upgrade invalidates the cache.
-  fs::path tmp = fs::temp_directory_path() / fmt::format("kiln-cxx-{}", getpid());
+  fs::path tmp = work_dir / "cxx-version.txt";
   std::string cmd = fmt::format("'{}' --version > '{}' 2>&1", cxx, tmp.string());
   int rc = std::system(cmd.c_str());
   std::string text = rc == 0 ? read_file(tmp) : "";
@@ -139,13 +140,24 @@ std::string compiler_identity(const std::string& cxx) {
   return text;
 }
 
+// Copies of the runtime's objects that a kiln killed midway left in the cache.
+void remove_stale_staging(const fs::path& cache_root) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(cache_root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".staging-", 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + 9));
+    if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
 // Compiles the runtime into a cache directory (once per runtime, compiler and flags) and
 // returns its object files.
 std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOptions& options,
                                       const fs::path& work_dir) {
   std::string cxx = compiler(options);
   std::vector<std::string> flags = compile_flags(options);
-  uint64_t key = fnv1a(compiler_identity(cxx));
+  uint64_t key = fnv1a(compiler_identity(cxx, work_dir));
   key = fnv1a(fmt::format("{}", fmt::join(flags, " ")), key);
   std::vector<std::string> sources;
   for (const EmbeddedFile& f : runtime_files()) {
@@ -161,6 +173,7 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
   };
   std::error_code ec;
   if (fs::exists(cache / "complete", ec)) return objects_in(cache);
+  remove_stale_staging(cache.parent_path());
 
   fs::path build_dir = work_dir / "runtime-objects";
   fs::create_directories(build_dir);

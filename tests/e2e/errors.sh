@@ -2,6 +2,7 @@
 # The command line's behaviour on bad input: one clear message naming the file (and the
 # nodes, where there are some), a non-zero exit, and no output directory left behind; for
 # kiln itself, exit status 1 and the prefix "kiln: error:", command-line mistakes included.
+# Also: an interrupted compile or bench leaves no temporary folder behind.
 #   errors.sh KILN WORK_DIR
 set -u
 kiln=$1
@@ -135,6 +136,53 @@ if [ -x "$work/killed/out/relu" ] && ! ls -a "$work/killed" | grep -q kiln-old; 
 else
   echo "FAIL set-aside output not restored:"; ls -a "$work/killed"; failures=$((failures + 1))
 fi
+
+# Interrupted: SIGINT or SIGTERM while the C++ compiler runs (a wrapper that waits first)
+# removes the temporary output and stops the compiler. Job control on, so that a background
+# job gets SIGINT (without it bash makes background jobs ignore SIGINT).
+cat >"$work/slow-c++" <<SH
+#!/bin/sh
+[ "\$1" = --version ] && exec ${CXX:-c++} --version
+touch "$work/compiler-started"
+sleep 60
+exec ${CXX:-c++} "\$@"
+SH
+chmod +x "$work/slow-c++"
+# interrupt NAME SIGNAL TEMP_GLOB COMMAND...: starts COMMAND, waits until the compiler runs,
+# sends SIGNAL and checks that the command died of it and left nothing matching TEMP_GLOB.
+interrupt() {
+  local name=$1 sig=$2 glob=$3
+  shift 3
+  rm -f "$work/compiler-started"
+  set -m
+  CXX="$work/slow-c++" "$@" >"$work/interrupted.log" 2>&1 &
+  local pid=$!
+  set +m
+  for _ in $(seq 600); do [ -e "$work/compiler-started" ] && break; sleep 0.1; done
+  kill -"$sig" "$pid"
+  wait "$pid"
+  local rc=$?
+  local left
+  left=$(compgen -G "$glob")
+  if [ ! -e "$work/compiler-started" ]; then
+    echo "FAIL $name: the compiler never started:"; sed 's/^/    /' "$work/interrupted.log"; failures=$((failures + 1))
+  elif [ -n "$left" ]; then
+    echo "FAIL $name: left behind: $left"; failures=$((failures + 1))
+  elif [ "$rc" -ne $((128 + $(kill -l "$sig"))) ]; then
+    echo "FAIL $name: exit status $rc, expected death by SIG$sig"; failures=$((failures + 1))
+  else
+    echo "ok   $name: exit $rc, nothing left"
+  fi
+}
+mkdir -p "$work/sig"
+interrupt "SIGINT during a compile" INT "$work/sig/.out.kiln-tmp-*" \
+  "$kiln" compile "$data/relu.onnx" -o "$work/sig/out"
+interrupt "SIGTERM during a compile" TERM "$work/sig/.out.kiln-tmp-*" \
+  "$kiln" compile "$data/relu.onnx" -o "$work/sig/out"
+mkdir -p "$work/sig/tmp"
+interrupt "SIGINT during kiln bench" INT "$work/sig/tmp/*" \
+  env TMPDIR="$work/sig/tmp" "$kiln" bench "$data/relu.onnx" --against none
+[ -e "$work/sig/out" ] && { echo "FAIL an interrupted compile wrote its output"; failures=$((failures + 1)); }
 
 echo "errors: $failures failure(s)"
 [ "$failures" -eq 0 ] && rm -rf "$work"
