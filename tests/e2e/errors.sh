@@ -88,6 +88,24 @@ expect_kiln_error "unexpected argument" "compile: unexpected argument 'extra.onn
 expect_kiln_error "missing -o" "compile: --output is required" compile "$data/relu.onnx"
 expect_kiln_error "bad --cpu value" "compile: --cpu: .*not in" compile "$data/relu.onnx" -o "$work/out" --cpu i386
 expect_kiln_error "malformed -j" "compile: .*--jobs" compile "$data/relu.onnx" -o "$work/out" -j many
+# A name that would break the header's C++ wrapper fails at once, before any compiling.
+expect_kiln_error "--name keyword" "--name int: 'int' is a C/C++ keyword" \
+  compile "$data/relu.onnx" -o "$work/out" --name int
+cp "$data/relu.onnx" "$work/class.onnx"
+expect_kiln_error "keyword from the file name" "class.onnx: the model's name 'class' (from the file name) is a C/C++ keyword.*--name" \
+  compile "$work/class.onnx" -o "$work/out"
+# An output that cannot be written: a clean message naming OUTDIR, not the temporary folder.
+touch "$work/a_file"
+expect_kiln_error "-o under a file" "a_file/out: cannot create the output directory" \
+  compile "$data/relu.onnx" -o "$work/a_file/out"
+if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
+  mkdir -p "$work/read_only" && chmod 555 "$work/read_only"
+  expect_kiln_error "-o in a read-only folder" "read_only/out: cannot write the output directory: Permission denied" \
+    compile "$data/relu.onnx" -o "$work/read_only/out"
+  chmod 755 "$work/read_only"
+fi
+expect_kiln_error "-o in /proc" "/proc/kiln-out: cannot write the output directory" \
+  compile "$data/relu.onnx" -o /proc/kiln-out
 if "$kiln" --version | grep -q "^kiln [0-9.]* (commit [0-9a-z-]*)"; then
   echo "ok   kiln --version names the commit: $("$kiln" --version)"
 else

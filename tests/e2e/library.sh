@@ -2,7 +2,7 @@
 # kiln's libraries in other people's builds: libNAME.so has a SONAME and exports the C API
 # only; NAME.h compiles as C++ with -fno-exceptions (the wrapper left out) and without the
 # wrapper under KILN_NO_CPP_WRAPPER; NAME.pc gives the flags that link the static and the
-# shared library.
+# shared library; the default --emit writes the weights once.
 #   library.sh KILN WORK_DIR
 set -u
 kiln=$1
@@ -88,6 +88,21 @@ if command -v pkg-config >/dev/null; then
 else
   echo "skip pkg-config is not installed"
 fi
+
+# The default --emit writes the executable only: the weights once.
+"$kiln" compile "$data/relu.onnx" -o "$work/default" >"$work/stdout" 2>"$work/stderr"
+if [ "$(ls -A "$work/default")" = "relu" ]; then
+  echo "ok   the default --emit writes the executable alone"
+else
+  echo "FAIL default --emit: $(ls -A "$work/default" | tr '\n' ' '); stderr:"; sed 's/^/    /' "$work/stderr"
+  failures=$((failures + 1))
+fi
+# --emit exe,source with external weights: the weights beside the executable and in src/,
+# which builds on its own.
+check "--emit exe,source --weights external" \
+  "$kiln" compile "$data/relu.onnx" -o "$work/ext" --emit exe,source --weights external
+check "external weights beside the executable and in src/" test -f "$work/ext/relu.weights" -a -f "$work/ext/src/relu.weights"
+check "the executable reads them" "$work/ext/relu" "$data/relu_input.npy"
 
 echo "library: $failures failure(s)"
 [ "$failures" -eq 0 ] && rm -rf "$work"
