@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,6 +25,7 @@
 #include "cli/pipeline_options.h"
 #include "cli/precision_options.h"
 #include "cli/precision_report.h"
+#include "cli/progress.h"
 #include "cli/static_quantization.h"
 #include "cli/test_hooks.h"
 #include "cli/verify.h"
@@ -231,10 +234,49 @@ fs::path make_temporary_output(const fs::path& out) {
   return tmp;
 }
 
+// What the progress line says for each phase (cli/phase_timer.h names them).
+std::string phase_text(const std::string& phase, const CompileArgs& args) {
+  if (phase == "import") {
+    std::error_code ec;
+    const auto bytes = fs::file_size(args.model, ec);
+    return ec ? fmt::format("importing {}", args.model)
+              : fmt::format("importing {} ({:.1f} MB)", args.model, static_cast<double>(bytes) / 1e6);
+  }
+  if (phase == "optimize") return "optimizing (passes)";
+  if (phase == "calibrate") return "calibrating int8 ranges";
+  if (phase == "quantize") return "quantizing to int8";
+  if (phase == "max-error") return "measuring the int8 error (--max-error)";
+  if (phase == "codegen") return "generating C++";
+  if (phase == "write") return "writing the sources";
+  if (phase == "build") return "building";
+  if (phase == "verify") return "verifying against " + args.verify.engine;
+  if (phase == "report") return "measuring the precision report";
+  return phase;
+}
+
+// "kiln: wrote out/ in 3.1 s: mlp (1.9 MB), libmlp.a (2.0 MB), mlp.h, mlp.pc, src/"
+std::string summary(const fs::path& out, double seconds) {
+  std::vector<std::string> parts;
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) entries.push_back(e);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  for (const fs::directory_entry& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec)) {
+      parts.push_back(name + "/");
+      continue;
+    }
+    const auto bytes = e.file_size(ec);
+    parts.push_back(ec || bytes < 100000 ? name : fmt::format("{} ({:.1f} MB)", name, static_cast<double>(bytes) / 1e6));
+  }
+  return fmt::format("kiln: wrote {} in {:.1f} s: {}", out.string(), seconds, fmt::join(parts, ", "));
+}
+
 // Builds what --emit asks into `tmp`, which becomes OUTDIR.
 void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, const codegen::cpp::GeneratedModel& model,
                    const codegen::cpp::CppOptions& options, const fs::path& tmp, codegen::cpp::BuildOptions& build,
-                   PhaseTimer& timer) {
+                   PhaseTimer& timer, Progress& progress) {
   fs::path src = tmp / "src";
   timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
   build.exe = emit.count("exe") > 0;
@@ -243,6 +285,19 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
   build.march = args.cpu == "generic" ? "" : args.cpu;
   build.jobs = std::max(1, args.jobs);
   build.log = args.verbose ? &std::cerr : nullptr;
+  if (progress.enabled()) {
+    // Each of the builder's steps (runtime, model, archive, link) with its own clock; "K/N
+    // units" updates the step.
+    build.progress = [&progress, step = std::string()](const std::string& text) mutable {
+      const std::string label = text.substr(0, text.find(':'));
+      if (label == step) {
+        progress.update("kiln: " + text);
+      } else {
+        step = label;
+        progress.step("kiln: " + text);
+      }
+    };
+  }
   timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
   if (build.lib || build.shared) {
     fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
@@ -261,7 +316,10 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
 }
 
 int run_compile(const CompileArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
   PhaseTimer timer(args.verbose);
+  Progress progress(args.verbose ? Progress::Mode::Off : Progress::terminal_or(Progress::Mode::Off));
+  timer.on_phase([&](const std::string& phase) { progress.step("kiln: " + phase_text(phase, args)); });
   std::set<std::string> emit = parse_emit(args.emit);
   if (!args.verify.engine.empty() && !emit.count("exe")) fail("--verify-against needs the executable (--emit exe)");
   if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
@@ -311,7 +369,7 @@ int run_compile(const CompileArgs& args) {
     });
     if (args.verbose) print_memory_plan(*graph, options.emit, stderr);
     try {
-      build_outputs(args, emit, model, options, tmp, build, timer);
+      build_outputs(args, emit, model, options, tmp, build, timer, progress);
       publish(tmp, out);
     } catch (const fs::filesystem_error& e) {  // a full disk, say: named by OUTDIR, not the temporary folder
       fail("{}: cannot write the output: {}", out.string(), e.code().message());
@@ -333,6 +391,8 @@ int run_compile(const CompileArgs& args) {
   const bool lowered = args.precision.precision != passes::Precision::FP32;
   if (!args.precision.report_path.empty() || (args.verbose && lowered))
     timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build, notes); });
+  progress.clear();
+  fmt::print(stderr, "{}\n", summary(out, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
   return 0;
 }
 

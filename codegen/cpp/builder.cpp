@@ -50,11 +50,18 @@ struct Command {
   std::string what;  // for messages: the file being built
 };
 
-// Runs commands, `jobs` at a time; fails with the first failure's compiler output.
-void run_commands(const std::vector<Command>& commands, int jobs, const fs::path& log_dir,
-                  std::ostream* log) {
+// Runs commands, `jobs` at a time; fails with the first failure's compiler output. With
+// `what`, tells options.progress "WHAT: K/N units" as they finish.
+void run_commands(const std::vector<Command>& commands, const BuildOptions& options, const fs::path& log_dir,
+                  const std::string& what = "") {
+  const int jobs = std::max(1, options.jobs);
+  std::ostream* log = options.log;
   std::map<pid_t, size_t> running;
-  size_t next = 0;
+  size_t next = 0, done = 0;
+  auto report = [&] {
+    if (options.progress && !what.empty()) options.progress(fmt::format("{}: {}/{} units", what, done, commands.size()));
+  };
+  report();
   std::string failure;
   auto wait_one = [&] {
     int status = 0;
@@ -64,6 +71,8 @@ void run_commands(const std::vector<Command>& commands, int jobs, const fs::path
     if (it == running.end()) return;
     size_t i = it->second;
     running.erase(it);
+    ++done;
+    report();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failure.empty()) {
       std::string out = read_file(log_dir / fmt::format("cmd{}.log", i));
@@ -186,7 +195,7 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
                                  (build_dir / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
   }
-  run_commands(commands, options.jobs, work_dir, options.log);
+  run_commands(commands, options, work_dir, "building kiln's runtime (first use with this compiler and flags)");
   write_file(build_dir / "complete", "");
   // Publish atomically; if another kiln got there first, use its copy.
   fs::create_directories(cache.parent_path(), ec);
@@ -237,7 +246,7 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
                                  (work / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
   }
-  run_commands(commands, options.jobs, work, options.log);
+  run_commands(commands, options, work, "compiling the model");
 
   std::vector<std::string> objects;
   for (const std::string& s : model_sources)
@@ -251,7 +260,10 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
     ar.argv.insert(ar.argv.end(), objects.begin(), objects.end());
     links.push_back(std::move(ar));
   }
-  run_commands(links, 1, work, options.log);
+  if (options.progress && !links.empty()) options.progress(fmt::format("archiving {}", archive.filename().string()));
+  BuildOptions one_at_a_time = options;
+  one_at_a_time.jobs = 1;
+  run_commands(links, one_at_a_time, work);
   links.clear();
   std::vector<std::string> extra = extra_flags();
   if (options.exe) {
@@ -270,7 +282,12 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
     so.argv.insert(so.argv.end(), extra.begin(), extra.end());
     links.push_back(std::move(so));
   }
-  run_commands(links, options.jobs, work, options.log);
+  if (options.progress && !links.empty()) {
+    std::vector<std::string> names;
+    for (const Command& c : links) names.push_back(c.what);
+    options.progress(fmt::format("linking {}", fmt::join(names, ", ")));
+  }
+  run_commands(links, options, work);
   fs::remove_all(work);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -21,6 +22,9 @@ struct BuildOptions {
   std::string march;
   int jobs = 2;                // compiler processes at once
   std::ostream* log = nullptr; // commands, with -v
+  // Told what is being done, as it changes: "building kiln's runtime (first use ...): 3/38
+  // units", "compiling the model: 1/4 units", "linking mlp, libmlp.so".
+  std::function<void(const std::string&)> progress;
 };
 
 // Writes the generated sources and the runtime into `src_dir` (created).

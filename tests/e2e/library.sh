@@ -91,8 +91,8 @@ fi
 
 # The default --emit writes the executable only: the weights once.
 "$kiln" compile "$data/relu.onnx" -o "$work/default" >"$work/stdout" 2>"$work/stderr"
-if [ "$(ls -A "$work/default")" = "relu" ]; then
-  echo "ok   the default --emit writes the executable alone"
+if [ "$(ls -A "$work/default")" = "relu" ] && grep -q "^kiln: wrote .*default in .* s: relu" "$work/stderr"; then
+  echo "ok   the default --emit writes the executable alone: $(cat "$work/stderr")"
 else
   echo "FAIL default --emit: $(ls -A "$work/default" | tr '\n' ' '); stderr:"; sed 's/^/    /' "$work/stderr"
   failures=$((failures + 1))
