@@ -16,9 +16,11 @@
 #include "cli/bench_run.h"
 #include "cli/child_process.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/model_loader.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
+#include "passes/precision.h"
 
 namespace kiln::cli {
 
@@ -34,7 +36,8 @@ struct BenchArgs {
   std::string inputs;
   int batch = 0;  // 0: the model's own
   int threads = 1;
-  std::string precision = "fp32";
+  std::string precision;    // empty: fp32, or what --compiled was compiled in
+  std::string calibration;  // --precision int8: the calibration samples
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   int rounds = 10, runs = 10, warmup = 5;
@@ -116,15 +119,33 @@ std::unique_ptr<ir::Graph> load_for_bench(const BenchArgs& args, int& batch, std
   return load_model(args.model, load, timer);
 }
 
-// The executable in a kiln compile OUTDIR: OUTDIR/<name>, else its only executable file.
+// The executable in a kiln compile OUTDIR: OUTDIR/<name>, else its only executable program
+// (libNAME.so is executable to the file system, but a library).
 fs::path find_executable(const fs::path& dir, const std::string& name) {
   if (fs::is_regular_file(dir / name)) return dir / name;
   std::vector<fs::path> found;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && access(e.path().c_str(), X_OK) == 0) found.push_back(e.path());
-  if (found.size() != 1) fail("--compiled {}: expected one executable (from kiln compile --emit exe), found {}", dir.string(), found.size());
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string file = e.path().filename().string();
+    const bool library = e.path().extension() == ".so" || file.find(".so.") != std::string::npos;
+    if (e.is_regular_file() && !library && access(e.path().c_str(), X_OK) == 0) found.push_back(e.path());
+  }
+  if (found.size() != 1)
+    fail("--compiled {}: expected one executable (from kiln compile --emit exe), found {}", dir.string(), found.size());
   return found[0];
+}
+
+// The precision an executable was compiled in, from its --version ("..., precision int8,
+// ..."); "" when it does not say (compiled by an older kiln).
+std::string compiled_precision(const fs::path& exe, const fs::path& work) {
+  const fs::path log = work / "version.log";
+  if (run_to_completion({exe.string(), "--version"}, log) != 0) return "";
+  std::ifstream f(log);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("precision ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + 10, end = text.find_first_of(",\n ", start);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
 // Compiles the model (or takes --compiled) and fills kiln's compile figures.
@@ -137,12 +158,18 @@ fs::path kiln_executable(const BenchArgs& args, const std::vector<std::string>& 
     std::vector<std::string> argv = {self_exe(), "compile", args.model, "-o", dir.string(), "--emit", "exe,lib", "--name", name};
     for (const std::string& d : dims) argv.insert(argv.end(), {"--dim", d});
     for (const std::string& s : args.input_shapes) argv.insert(argv.end(), {"--input-shape", s});
+    if (!args.precision.empty()) argv.insert(argv.end(), {"--precision", args.precision});
+    if (!args.calibration.empty()) argv.insert(argv.end(), {"--calibration", args.calibration});
     const auto t0 = std::chrono::steady_clock::now();
     const int status = run_to_completion(argv, work / "compile.log");
     kiln.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (status != 0) fail("compiling {} failed:\n{}", args.model, tail_of(work / "compile.log", 20));
   }
   fs::path exe = find_executable(dir, name);
+  const std::string precision = compiled_precision(exe, work);
+  if (!args.precision.empty() && !precision.empty() && precision != args.precision)
+    fail("--precision {}: {} was compiled with --precision {}", args.precision, exe.string(), precision);
+  kiln.precision = !precision.empty() ? precision : !args.precision.empty() ? args.precision : "unknown";
   kiln.executable_bytes = bytes_of(exe);
   kiln.static_library_bytes = bytes_of(dir / ("lib" + exe.filename().string() + ".a"));
   return exe;
@@ -260,29 +287,42 @@ void add_checks(const BenchArgs& args, BenchReport& r) {
   }
 }
 
+// --precision and --calibration, checked before any work: compiling passes them on.
+void check_precision(const BenchArgs& args) {
+  if (args.precision.empty()) {
+    if (!args.calibration.empty()) fail("--calibration applies to --precision int8 only");
+    return;
+  }
+  const std::optional<passes::Precision> p = passes::parse_precision(args.precision);
+  if (!p) fail("--precision {}: expected fp32, fp16, bf16, int8 or int8-dynamic", args.precision);
+  if (!args.compiled.empty()) {
+    if (!args.calibration.empty()) fail("--calibration: --compiled measures an earlier compile, nothing is calibrated");
+    return;
+  }
+  if (*p == passes::Precision::Int8 && args.calibration.empty())
+    fail("--precision int8 needs calibration samples (--calibration DIR, as for kiln compile)");
+  if (*p != passes::Precision::Int8 && !args.calibration.empty()) fail("--calibration applies to --precision int8 only");
+}
+
 int run_bench(const BenchArgs& args) {
-  if (args.precision != "fp32")
-    fail("--precision {}: kiln compiles fp32 models as they are today; other precisions are not supported yet", args.precision);
+  check_precision(args);
   if (args.rounds < 1 || args.runs < 1 || args.warmup < 0) fail("--rounds and --runs must be at least 1, --warmup at least 0");
   const std::string python = python_interpreter(args.python);
+  std::unique_ptr<TemporaryDirectory> tmp;  // removed at the end, or when interrupted
   fs::path work = args.work_dir;
   if (work.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-bench-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
-    work = tmpl;
+    tmp = std::make_unique<TemporaryDirectory>("kiln-bench");
+    work = tmp->path();
+    if (args.keep_work) tmp->keep();
   }
   fs::create_directories(work);
-  struct Cleanup {
+  struct Announce {
     fs::path dir;
     bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (keep)
-        fmt::print(stderr, "kiln bench: the compiled model, inputs, outputs and logs are in {}\n", dir.string());
-      else
-        fs::remove_all(dir, ec);
+    ~Announce() {
+      if (keep) fmt::print(stderr, "kiln bench: the compiled model, inputs, outputs and logs are in {}\n", dir.string());
     }
-  } cleanup{work, args.keep_work || !args.work_dir.empty()};
+  } announce{work, args.keep_work || !args.work_dir.empty()};
 
   BenchReport report;
   report.kiln_version = KILN_VERSION_STRING;
@@ -294,7 +334,7 @@ int run_bench(const BenchArgs& args) {
   report.cores = static_cast<int>(std::thread::hardware_concurrency());
   BenchSettings& st = report.settings;
   st.threads = args.threads;
-  st.precision = args.precision;
+  st.precision = args.precision.empty() ? "fp32" : args.precision;  // --compiled: what it was compiled in, below
   st.rounds = args.rounds;
   st.runs_per_round = args.runs;
   st.warmup = args.warmup;
@@ -313,13 +353,15 @@ int run_bench(const BenchArgs& args) {
   kiln.name = "kiln";
   kiln.is_kiln = true;
   kiln.version = KILN_VERSION_STRING;
-  fs::path exe = kiln_executable(args, dims, work, kiln);
-  std::vector<EngineResult> results = {kiln};
-  std::vector<EngineLaunch> launches = {{{exe.string(), "--bench-worker", "--threads", std::to_string(args.threads)}, work / "kiln.log"}};
-  for (const fs::path& p : inputs) launches[0].argv.push_back(p.string());
+  // The baselines first: a missing one fails before the compile, not after.
   std::vector<EngineResult> baselines;
   std::vector<EngineLaunch> baseline_launches;
   add_baselines(args, python, inputs, work, baselines, baseline_launches, st.against);
+  fs::path exe = kiln_executable(args, dims, work, kiln);
+  st.precision = kiln.precision;
+  std::vector<EngineResult> results = {kiln};
+  std::vector<EngineLaunch> launches = {{{exe.string(), "--bench-worker", "--threads", std::to_string(args.threads)}, work / "kiln.log"}};
+  for (const fs::path& p : inputs) launches[0].argv.push_back(p.string());
 
   std::vector<EngineResult> measured = {kiln};
   for (const EngineResult& b : baselines)
@@ -358,10 +400,13 @@ Command add_bench_command(CLI::App& app) {
   cmd->add_option("--inputs", args->inputs, "folder with input_K.npy (or NAME.npy) files; default: generated from --seed");
   cmd->add_option("--batch", args->batch, "batch size, for a model whose first input has a symbolic first dim");
   cmd->add_option("--threads", args->threads, "threads per run, for every engine")->capture_default_str();
-  cmd->add_option("--precision", args->precision, "fp32 (the only one today)")->capture_default_str();
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
+  cmd->add_option("--precision", args->precision,
+                  "compile in fp32 (default), fp16, bf16, int8-dynamic or int8 (needs --calibration); with --compiled, "
+                  "must match what it was compiled in");
+  cmd->add_option("--calibration", args->calibration, "--precision int8: the calibration samples (as for kiln compile)");
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim seq=128 (repeatable)");
   cmd->add_option("--rounds", args->rounds, "rounds; each runs every engine in turn")->capture_default_str();
   cmd->add_option("--runs", args->runs, "timed runs per engine per round")->capture_default_str();

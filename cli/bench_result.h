@@ -36,6 +36,7 @@ struct EngineResult {
   double compile_s = -1;               // -1: compiled earlier (--compiled)
   long long executable_bytes = -1;
   long long static_library_bytes = -1;
+  std::string precision;               // what it was compiled in (its --version)
   bool ok() const { return status == "ok"; }
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/child_process.h"
+#include "cli/progress.h"
 #include "ir/error.h"
 
 namespace kiln::cli {
@@ -18,28 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Progress on stderr: rewritten in place on a terminal, one line per step otherwise.
-class Progress {
- public:
-  Progress() : tty_(isatty(2) != 0) {}
-  ~Progress() {
-    if (tty_ && dirty_) fmt::print(stderr, "\n");
-  }
-  void show(const std::string& text) {
-    if (tty_) {
-      fmt::print(stderr, "\r\033[K{}", text);
-      dirty_ = true;
-    } else {
-      fmt::print(stderr, "{}\n", text);
-    }
-    std::fflush(stderr);
-  }
-
- private:
-  bool tty_;
-  bool dirty_ = false;
-};
 
 std::vector<double> parse_times(const std::string& line, int expected, const std::string& what) {
   std::istringstream in(line);
@@ -70,11 +49,11 @@ void mark_failed(Worker& w, const Error& e) {
 
 void run_engines(const std::vector<EngineLaunch>& launches, std::vector<EngineResult>& results, const RoundPlan& plan,
                  const fs::path& outputs_dir) {
-  Progress progress;
+  Progress progress(Progress::terminal_or(Progress::Mode::Lines));
   std::vector<Worker> workers;
   for (size_t i = 0; i < launches.size(); ++i) {
     Worker w{&results[i], nullptr, results[i].name};
-    progress.show(fmt::format("kiln bench: starting {}", w.what));
+    progress.step(fmt::format("kiln bench: starting {}", w.what));
     try {
       const auto t0 = Clock::now();
       w.process = std::make_unique<ChildProcess>(launches[i].argv, launches[i].log);
@@ -106,7 +85,7 @@ void run_engines(const std::vector<EngineLaunch>& launches, std::vector<EngineRe
     for (const Worker& w : workers)
       if (w.process)
         status += fmt::format(" {} p50 {}", w.what, format_ms(latency_stats(w.result->samples_ms).p50));
-    progress.show(status);
+    progress.step(status);
   }
 
   for (Worker& w : workers) {

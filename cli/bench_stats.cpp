@@ -41,7 +41,10 @@ LatencyStats latency_stats(std::vector<double> samples) {
 std::string format_ms(double ms) {
   if (ms >= 100) return fmt::format("{:.1f} ms", ms);
   if (ms >= 1) return fmt::format("{:.3f} ms", ms);
-  return fmt::format("{:.1f} µs", ms * 1000);
+  const double us = ms * 1000;
+  if (us >= 100) return fmt::format("{:.1f} µs", us);
+  if (us >= 1) return fmt::format("{:.3f} µs", us);  // the workers time to the nanosecond
+  return fmt::format("{:.0f} ns", us * 1000);
 }
 
 std::string format_bytes(long long bytes) {

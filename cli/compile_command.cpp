@@ -2,12 +2,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -15,14 +19,17 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
 #include "cli/pipeline_options.h"
 #include "cli/precision_options.h"
 #include "cli/precision_report.h"
+#include "cli/progress.h"
 #include "cli/static_quantization.h"
 #include "cli/test_hooks.h"
 #include "cli/verify.h"
+#include "codegen/cpp/api_files.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
@@ -37,7 +44,7 @@ namespace {
 struct CompileArgs {
   std::string model;
   std::string out_dir;
-  std::string emit = "exe,lib,source";
+  std::string emit = "exe";  // the weights once: lib, shared and source on request
   std::string name;
   std::string weights = "embedded";
   std::vector<std::string> dims;
@@ -105,6 +112,12 @@ void clean_stale_leftovers(const fs::path& out) {
   }
 }
 
+void write_text_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) fail("{}: cannot write", path.string());
+}
+
 fs::path output_dir(const std::string& arg) {
   fs::path out = fs::absolute(arg).lexically_normal();
   return out.filename().empty() ? out.parent_path() : out;
@@ -143,16 +156,8 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
                       const codegen::cpp::CppOptions& options, const codegen::cpp::GeneratedModel& model,
                       const fs::path& out, const codegen::cpp::BuildOptions& build,
                       const std::vector<std::string>& notes) {
-  std::string tmpl = (fs::temp_directory_path() / "kiln-report-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{tmpl};
-  const fs::path work = tmpl;
+  TemporaryDirectory tmp("kiln-report");
+  const fs::path work = tmp.path();
   codegen::cpp::BuildOptions exe_only = build;
   exe_only.exe = true;
   exe_only.lib = exe_only.shared = false;
@@ -199,75 +204,180 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
   if (!args.precision.report_path.empty()) write_precision_report(report, args.precision.report_path);
 }
 
+// The model's name: --name, else the model file's stem, made a C identifier; one that
+// would break NAME.h (a C/C++ keyword) is refused before any work is done.
+std::string model_name(const CompileArgs& args) {
+  const std::string id = codegen::cpp::c_identifier(args.name.empty() ? fs::path(args.model).stem().string() : args.name);
+  if (codegen::cpp::is_reserved_name(id)) {
+    if (!args.name.empty())
+      fail("--name {}: '{}' is a C/C++ keyword or standard macro and cannot name the API ({}_create, class "
+           "kiln_models::{}); choose another name", args.name, id, id, id);
+    fail("{}: the model's name '{}' (from the file name) is a C/C++ keyword or standard macro; choose another with --name",
+         args.model, id);
+  }
+  return id;
+}
+
+// The folder OUTDIR is written in first, beside it; fails naming OUTDIR (not the temporary
+// folder) when it cannot be written.
+fs::path make_temporary_output(const fs::path& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) fail("{}: exists and is not a directory", out.string());
+  const fs::path parent = out.parent_path();
+  fs::create_directories(parent, ec);
+  if (std::error_code e; !fs::is_directory(parent, e))
+    fail("{}: cannot create the output directory: {}", out.string(),
+         fs::exists(parent, e) ? parent.string() + " is not a directory" : ec.message());
+  fs::path tmp = parent / fmt::format(".{}.kiln-tmp-{}", out.filename().string(), getpid());
+  fs::remove_all(tmp, ec);
+  if (mkdir(tmp.c_str(), 0777) != 0)
+    fail("{}: cannot write the output directory: {} (in {})", out.string(), std::strerror(errno), parent.string());
+  return tmp;
+}
+
+// What the progress line says for each phase (cli/phase_timer.h names them).
+std::string phase_text(const std::string& phase, const CompileArgs& args) {
+  if (phase == "import") {
+    std::error_code ec;
+    const auto bytes = fs::file_size(args.model, ec);
+    return ec ? fmt::format("importing {}", args.model)
+              : fmt::format("importing {} ({:.1f} MB)", args.model, static_cast<double>(bytes) / 1e6);
+  }
+  if (phase == "optimize") return "optimizing (passes)";
+  if (phase == "calibrate") return "calibrating int8 ranges";
+  if (phase == "quantize") return "quantizing to int8";
+  if (phase == "max-error") return "measuring the int8 error (--max-error)";
+  if (phase == "codegen") return "generating C++";
+  if (phase == "write") return "writing the sources";
+  if (phase == "build") return "building";
+  if (phase == "verify") return "verifying against " + args.verify.engine;
+  if (phase == "report") return "measuring the precision report";
+  return phase;
+}
+
+// "kiln: wrote out/ in 3.1 s: mlp (1.9 MB), libmlp.a (2.0 MB), mlp.h, mlp.pc, src/"
+std::string summary(const fs::path& out, double seconds) {
+  std::vector<std::string> parts;
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) entries.push_back(e);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  for (const fs::directory_entry& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec)) {
+      parts.push_back(name + "/");
+      continue;
+    }
+    const auto bytes = e.file_size(ec);
+    parts.push_back(ec || bytes < 100000 ? name : fmt::format("{} ({:.1f} MB)", name, static_cast<double>(bytes) / 1e6));
+  }
+  return fmt::format("kiln: wrote {} in {:.1f} s: {}", out.string(), seconds, fmt::join(parts, ", "));
+}
+
+// Builds what --emit asks into `tmp`, which becomes OUTDIR.
+void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, const codegen::cpp::GeneratedModel& model,
+                   const codegen::cpp::CppOptions& options, const fs::path& tmp, codegen::cpp::BuildOptions& build,
+                   PhaseTimer& timer, Progress& progress) {
+  fs::path src = tmp / "src";
+  timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
+  build.exe = emit.count("exe") > 0;
+  build.lib = emit.count("lib") > 0;
+  build.shared = emit.count("shared") > 0;
+  build.march = args.cpu == "generic" ? "" : args.cpu;
+  build.jobs = std::max(1, args.jobs);
+  build.log = args.verbose ? &std::cerr : nullptr;
+  if (progress.enabled()) {
+    // Each of the builder's steps (runtime, model, archive, link) with its own clock; "K/N
+    // units" updates the step.
+    build.progress = [&progress, step = std::string()](const std::string& text) mutable {
+      const std::string label = text.substr(0, text.find(':'));
+      if (label == step) {
+        progress.update("kiln: " + text);
+      } else {
+        step = label;
+        progress.step("kiln: " + text);
+      }
+    };
+  }
+  timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
+  if (build.lib || build.shared) {
+    fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+    write_text_file(tmp / (model.name + ".pc"), codegen::cpp::pkg_config_file(options, build.shared));
+  }
+  // The weights once: the sources' copy moves out unless the sources are kept.
+  const bool keep_source = emit.count("source") > 0;
+  const fs::path weights = src / (model.name + ".weights");
+  if (options.external_weights) {
+    if (keep_source)
+      fs::copy_file(weights, tmp / weights.filename());
+    else
+      fs::rename(weights, tmp / weights.filename());
+  }
+  if (!keep_source) fs::remove_all(src);
+}
+
 int run_compile(const CompileArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
   PhaseTimer timer(args.verbose);
-  clean_stale_leftovers(output_dir(args.out_dir));
+  Progress progress(args.verbose ? Progress::Mode::Off : Progress::terminal_or(Progress::Mode::Off));
+  timer.on_phase([&](const std::string& phase) { progress.step("kiln: " + phase_text(phase, args)); });
   std::set<std::string> emit = parse_emit(args.emit);
   if (!args.verify.engine.empty() && !emit.count("exe")) fail("--verify-against needs the executable (--emit exe)");
   if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
   check_precision_options(args.precision);
-  LoadOptions load;
-  load.dims = parse_dims(args.dims);
-  load.input_shapes = args.input_shapes;
-  load.pipeline = args.pipeline;
-  load.limits = args.limits;
-  load.precision = args.precision.precision;
-  StaticQuantization int8;  // --precision int8: calibrated once, reused by every later load
-  std::vector<std::string> notes;  // what the precision adds to the report
-  std::unique_ptr<ir::Graph> graph;
-  if (load.precision == passes::Precision::Int8) {
-    load.int8 = &int8;
-    int8.reduced_range_dense_convs = reduced_weight_range(args.precision, args.cpu);
-    graph = load_int8_model(args.model, load, args.precision, timer, notes);
-  } else {
-    graph = load_model(args.model, load, timer);
-  }
-  if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
-
   codegen::cpp::CppOptions options;
-  options.name = codegen::cpp::c_identifier(args.name.empty() ? fs::path(args.model).stem().string()
-                                                              : args.name);
+  options.name = model_name(args);
   options.source_model = fs::path(args.model).filename().string();
   options.external_weights = args.weights == "external";
   options.test_hooks = test_hooks_from_env();
   options.precision = args.precision.precision;
   options.emit = args.emit_options;
-  codegen::cpp::GeneratedModel model = timer.phase("codegen", [&] {
-    try {
-      return codegen::cpp::generate_cpp(*graph, options);
-    } catch (const Error& e) {
-      fail("{}: {}", args.model, e.what());
-    }
-  });
 
-  if (args.verbose) print_memory_plan(*graph, options.emit, stderr);
-  fs::path out = output_dir(args.out_dir);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    fail("{}: exists and is not a directory", out.string());
-  fs::create_directories(out.parent_path(), ec);
-  fs::path tmp = out.parent_path() / fmt::format(".{}.kiln-tmp-{}", out.filename().string(), getpid());
+  // OUTDIR's temporary folder first: an unwritable OUTDIR fails before the work, and an
+  // interrupted compile removes it (cli/interrupt.h).
+  const fs::path out = output_dir(args.out_dir);
+  clean_stale_leftovers(out);
+  const fs::path tmp = make_temporary_output(out);
+  RemovedIfInterrupted tmp_guard(tmp);
   codegen::cpp::BuildOptions build;
-  fs::remove_all(tmp, ec);
+  LoadOptions load;
+  std::unique_ptr<ir::Graph> graph;
+  std::vector<std::string> notes;  // what the precision adds to the report
+  StaticQuantization int8;  // --precision int8: calibrated once, reused by every later load
+  codegen::cpp::GeneratedModel model;
   try {
-    fs::create_directories(tmp);
-    fs::path src = tmp / "src";
-    timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
-    build.exe = emit.count("exe") > 0;
-    build.lib = emit.count("lib") > 0;
-    build.shared = emit.count("shared") > 0;
-    build.march = args.cpu == "generic" ? "" : args.cpu;
-    build.jobs = std::max(1, args.jobs);
-    build.log = args.verbose ? &std::cerr : nullptr;
-    timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
-    if (build.lib || build.shared) fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
-    if (options.external_weights)
-      fs::copy_file(src / (model.name + ".weights"), tmp / (model.name + ".weights"));
-    if (!emit.count("source")) fs::remove_all(src);
-    publish(tmp, out);
+    load.dims = parse_dims(args.dims);
+    load.input_shapes = args.input_shapes;
+    load.pipeline = args.pipeline;
+    load.limits = args.limits;
+    load.precision = args.precision.precision;
+    if (load.precision == passes::Precision::Int8) {
+      load.int8 = &int8;
+      int8.reduced_range_dense_convs = reduced_weight_range(args.precision, args.cpu);
+      graph = load_int8_model(args.model, load, args.precision, timer, notes);
+    } else {
+      graph = load_model(args.model, load, timer);
+    }
+    if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
+
+    model = timer.phase("codegen", [&] {
+      try {
+        return codegen::cpp::generate_cpp(*graph, options);
+      } catch (const Error& e) {
+        fail("{}: {}", args.model, e.what());
+      }
+    });
+    if (args.verbose) print_memory_plan(*graph, options.emit, stderr);
+    try {
+      build_outputs(args, emit, model, options, tmp, build, timer, progress);
+      publish(tmp, out);
+    } catch (const fs::filesystem_error& e) {  // a full disk, say: named by OUTDIR, not the temporary folder
+      fail("{}: cannot write the output: {}", out.string(), e.code().message());
+    }
   } catch (...) {
+    std::error_code ec;
     fs::remove_all(tmp, ec);
     throw;
   }
@@ -283,6 +393,8 @@ int run_compile(const CompileArgs& args) {
   const bool lowered = args.precision.precision != passes::Precision::FP32;
   if (!args.precision.report_path.empty() || (args.verbose && lowered))
     timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build, notes); });
+  progress.clear();
+  fmt::print(stderr, "{}\n", summary(out, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
   return 0;
 }
 

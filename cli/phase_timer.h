@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,6 +13,8 @@ class PhaseTimer {
  public:
   explicit PhaseTimer(bool verbose) : verbose_(verbose) {}
   bool verbose() const { return verbose_; }
+  // Called as each phase starts (the progress line of cli/progress.h).
+  void on_phase(std::function<void(const std::string& name)> fn) { on_phase_ = std::move(fn); }
 
   // Runs fn as phase `name`, printing its time to stderr when verbose.
   template <class Fn>
@@ -27,11 +30,13 @@ class PhaseTimer {
         fmt::print(stderr, "kiln: {:<10} {:9.1f} ms\n", name, ms);
       }
     } report{this, name, start};
+    if (on_phase_) on_phase_(name);
     return fn();
   }
 
  private:
   bool verbose_;
+  std::function<void(const std::string&)> on_phase_;
 };
 
 }  // namespace kiln::cli

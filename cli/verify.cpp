@@ -11,6 +11,7 @@
 #include "cli/bench_adapters.h"
 #include "cli/bench_tensors.h"
 #include "cli/child_process.h"
+#include "cli/interrupt.h"
 #include "ir/error.h"
 #include "kiln/rt/sanitize.h"
 
@@ -120,16 +121,9 @@ std::map<std::string, fs::path> dumped_values(const fs::path& dir) {
 void verify_compiled(const std::string& model, const ir::Graph& graph, const fs::path& exe, const VerifyOptions& o,
                      const BuildProbeExe& build_probe) {
   if (o.engine != "onnxruntime") fail("--verify-against {}: only onnxruntime is supported (ONNX models)", o.engine);
-  std::string tmpl = (fs::temp_directory_path() / "kiln-verify-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) fail("cannot create a temporary directory: {}", std::strerror(errno));
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!std::getenv("KILN_KEEP_VERIFY")) fs::remove_all(dir, ec);
-    }
-  } cleanup{tmpl};
-  const fs::path work = tmpl;
+  TemporaryDirectory tmp("kiln-verify");
+  if (std::getenv("KILN_KEEP_VERIFY")) tmp.keep();
+  const fs::path work = tmp.path();
   std::vector<TensorSpec> outputs = tensor_specs(graph.outputs());
   std::vector<fs::path> inputs = prepare_inputs(tensor_specs(graph.inputs()), "", o.seed, work / "inputs");
   run_exe(exe, inputs, work / "kiln", work / "kiln-run.log");

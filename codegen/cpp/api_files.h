@@ -14,5 +14,10 @@ std::string metadata_source(const ir::Graph& graph, const CppOptions& options);
 std::string main_source(const CppOptions& options);
 std::string weights_source(const CppOptions& options);
 std::string project_cmake(const CppOptions& options);
+// NAME.map: the linker version script that makes libNAME.so export the C API only.
+std::string export_map(const CppOptions& options);
+// NAME.pc for pkg-config, in the folder of libNAME.a / libNAME.so and NAME.h; `shared`: the
+// shared library is there too.
+std::string pkg_config_file(const CppOptions& options, bool shared);
 
 }  // namespace kiln::codegen::cpp

@@ -1,6 +1,7 @@
 #include "codegen/cpp/builder.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,11 +50,18 @@ struct Command {
   std::string what;  // for messages: the file being built
 };
 
-// Runs commands, `jobs` at a time; fails with the first failure's compiler output.
-void run_commands(const std::vector<Command>& commands, int jobs, const fs::path& log_dir,
-                  std::ostream* log) {
+// Runs commands, `jobs` at a time; fails with the first failure's compiler output. With
+// `what`, tells options.progress "WHAT: K/N units" as they finish.
+void run_commands(const std::vector<Command>& commands, const BuildOptions& options, const fs::path& log_dir,
+                  const std::string& what = "") {
+  const int jobs = std::max(1, options.jobs);
+  std::ostream* log = options.log;
   std::map<pid_t, size_t> running;
-  size_t next = 0;
+  size_t next = 0, done = 0;
+  auto report = [&] {
+    if (options.progress && !what.empty()) options.progress(fmt::format("{}: {}/{} units", what, done, commands.size()));
+  };
+  report();
   std::string failure;
   auto wait_one = [&] {
     int status = 0;
@@ -63,6 +71,8 @@ void run_commands(const std::vector<Command>& commands, int jobs, const fs::path
     if (it == running.end()) return;
     size_t i = it->second;
     running.erase(it);
+    ++done;
+    report();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failure.empty()) {
       std::string out = read_file(log_dir / fmt::format("cmd{}.log", i));
@@ -128,9 +138,9 @@ uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
-std::string compiler_identity(const std::string& cxx) {
+std::string compiler_identity(const std::string& cxx, const fs::path& work_dir) {
   // The compiler's own version text, so a compiler upgrade invalidates the cache.
-  fs::path tmp = fs::temp_directory_path() / fmt::format("kiln-cxx-{}", getpid());
+  fs::path tmp = work_dir / "cxx-version.txt";
   std::string cmd = fmt::format("'{}' --version > '{}' 2>&1", cxx, tmp.string());
   int rc = std::system(cmd.c_str());
   std::string text = rc == 0 ? read_file(tmp) : "";
@@ -139,13 +149,24 @@ std::string compiler_identity(const std::string& cxx) {
   return text;
 }
 
+// Copies of the runtime's objects that a kiln killed midway left in the cache.
+void remove_stale_staging(const fs::path& cache_root) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(cache_root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".staging-", 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + 9));
+    if (pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
 // Compiles the runtime into a cache directory (once per runtime, compiler and flags) and
 // returns its object files.
 std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOptions& options,
                                       const fs::path& work_dir) {
   std::string cxx = compiler(options);
   std::vector<std::string> flags = compile_flags(options);
-  uint64_t key = fnv1a(compiler_identity(cxx));
+  uint64_t key = fnv1a(compiler_identity(cxx, work_dir));
   key = fnv1a(fmt::format("{}", fmt::join(flags, " ")), key);
   std::vector<std::string> sources;
   for (const EmbeddedFile& f : runtime_files()) {
@@ -161,6 +182,7 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
   };
   std::error_code ec;
   if (fs::exists(cache / "complete", ec)) return objects_in(cache);
+  remove_stale_staging(cache.parent_path());
 
   fs::path build_dir = work_dir / "runtime-objects";
   fs::create_directories(build_dir);
@@ -173,7 +195,7 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
                                  (build_dir / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
   }
-  run_commands(commands, options.jobs, work_dir, options.log);
+  run_commands(commands, options, work_dir, "building kiln's runtime (first use with this compiler and flags)");
   write_file(build_dir / "complete", "");
   // Publish atomically; if another kiln got there first, use its copy.
   fs::create_directories(cache.parent_path(), ec);
@@ -224,7 +246,7 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
                                  (work / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
   }
-  run_commands(commands, options.jobs, work, options.log);
+  run_commands(commands, options, work, "compiling the model");
 
   std::vector<std::string> objects;
   for (const std::string& s : model_sources)
@@ -238,7 +260,10 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
     ar.argv.insert(ar.argv.end(), objects.begin(), objects.end());
     links.push_back(std::move(ar));
   }
-  run_commands(links, 1, work, options.log);
+  if (options.progress && !links.empty()) options.progress(fmt::format("archiving {}", archive.filename().string()));
+  BuildOptions one_at_a_time = options;
+  one_at_a_time.jobs = 1;
+  run_commands(links, one_at_a_time, work);
   links.clear();
   std::vector<std::string> extra = extra_flags();
   if (options.exe) {
@@ -249,13 +274,20 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
     links.push_back(std::move(exe));
   }
   if (options.shared) {
-    Command so{{cxx, "-shared", "-pthread", "-o", (out_dir / ("lib" + model.name + ".so")).string()},
-               "lib" + model.name + ".so"};
+    const std::string so_name = "lib" + model.name + ".so";
+    Command so{{cxx, "-shared", "-pthread", "-Wl,-soname," + so_name,
+                "-Wl,--version-script=" + (src_dir / (model.name + ".map")).string(), "-o", (out_dir / so_name).string()},
+               so_name};
     so.argv.insert(so.argv.end(), objects.begin(), objects.end());
     so.argv.insert(so.argv.end(), extra.begin(), extra.end());
     links.push_back(std::move(so));
   }
-  run_commands(links, options.jobs, work, options.log);
+  if (options.progress && !links.empty()) {
+    std::vector<std::string> names;
+    for (const Command& c : links) names.push_back(c.what);
+    options.progress(fmt::format("linking {}", fmt::join(names, ", ")));
+  }
+  run_commands(links, options, work);
   fs::remove_all(work);
 }
 

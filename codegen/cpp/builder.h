@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -21,13 +22,17 @@ struct BuildOptions {
   std::string march;
   int jobs = 2;                // compiler processes at once
   std::ostream* log = nullptr; // commands, with -v
+  // Told what is being done, as it changes: "building kiln's runtime (first use ...): 3/38
+  // units", "compiling the model: 1/4 units", "linking mlp, libmlp.so".
+  std::function<void(const std::string&)> progress;
 };
 
 // Writes the generated sources and the runtime into `src_dir` (created).
 void write_sources(const GeneratedModel& model, const std::filesystem::path& src_dir);
 
 // Compiles `src_dir` (from write_sources) into `out_dir`: NAME, libNAME.a, libNAME.so.
-// Runtime objects are cached between compilations (see runtime_cache_dir).
+// Runtime objects are cached between compilations (see runtime_cache_dir). libNAME.so has
+// the SONAME libNAME.so and exports the C API only (NAME.map).
 void build(const GeneratedModel& model, const std::filesystem::path& src_dir,
            const std::filesystem::path& out_dir, const BuildOptions& options);
 

@@ -450,6 +450,29 @@ std::string c_identifier(const std::string& name) {
   return id;
 }
 
+bool is_reserved_name(const std::string& id) {
+  // The keywords of C23 and C++20, C++'s alternative operator names, and macros of the C
+  // and POSIX headers (or of GCC in GNU modes) that would replace the wrapper class's name.
+  static const char* const reserved[] = {
+      "alignas", "alignof", "and", "and_eq", "asm", "atomic_cancel", "atomic_commit", "atomic_noexcept",
+      "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char8_t", "char16_t", "char32_t",
+      "class", "co_await", "co_return", "co_yield", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline",
+      "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "reflexpr", "register", "reinterpret_cast", "requires",
+      "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "synchronized", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "typeof", "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq", "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex",
+      "_Decimal32", "_Decimal64", "_Decimal128", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local",
+      "NULL", "EOF", "assert", "errno", "offsetof", "linux", "unix", "i386"};
+  for (const char* r : reserved)
+    if (id == r) return true;
+  return false;
+}
+
 namespace {
 
 bool all_static(const std::vector<ir::Value*>& values) {
@@ -528,6 +551,7 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   if (!options.external_weights)
     out.files[options.name + "_weights.cpp"] = weights_source(options);
   out.files["CMakeLists.txt"] = project_cmake(options);
+  out.files[options.name + ".map"] = export_map(options);
   out.widened_weights = plan.weights.widened().size();
   out.widened_bytes = plan.weights.widened_bytes();
   out.bf16_gemm_weights = plan.weights.gemm_b().size();

@@ -66,4 +66,8 @@ PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_
 // prefixed with 'm'.
 std::string c_identifier(const std::string& name);
 
+// Whether a C identifier cannot name a model: a C or C++ keyword, or a macro of the C
+// headers, which would break NAME.h's C++ wrapper (class kiln_models::NAME).
+bool is_reserved_name(const std::string& id);
+
 }  // namespace kiln::codegen::cpp

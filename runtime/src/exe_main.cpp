@@ -47,6 +47,7 @@ struct Options {
   std::string profile;  // --profile FILE.json
   bool bench_worker = false;
   bool help = false;
+  bool version = false;
 };
 
 // An integer in [least, 1e9] (least is 0 or 1).
@@ -89,6 +90,8 @@ Options parse_args(int argc, char** argv) {
     };
     if (name == "-h" || name == "--help") {
       o.help = true;
+    } else if (name == "--version") {
+      o.version = true;
     } else if (name == "-i" || name == "--input") {
       const std::string v = take_value();
       const size_t e = v.find('=');
@@ -142,6 +145,7 @@ void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
                "      --profile FILE.json write each run's per-node timings as a Chrome trace\n"
                "                          (open in chrome://tracing or ui.perfetto.dev)\n"
                "      --bench-worker      answer `kiln bench` requests on stdin (see kiln/rt/bench_worker.h)\n"
+               "      --version           show how the model was compiled\n"
                "  -h, --help              show this help\n");
 }
 
@@ -406,6 +410,10 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
   const Options o = parse_args(argc, argv);
   if (o.help) {
     print_usage(out, argc > 0 ? argv[0] : nullptr, api);
+    return 0;
+  }
+  if (o.version) {
+    std::fprintf(out, "%s: %s\n", api.model_name ? api.model_name : "model", api.build_info ? api.build_info : "compiled by kiln");
     return 0;
   }
 

@@ -32,6 +32,9 @@ struct ModelApi {
   const char* (*node_name)(int i) = nullptr;
   const char* (*node_op)(int i) = nullptr;
   int (*node_time)(void* ctx, int i, uint64_t* start_ns, uint64_t* duration_ns) = nullptr;  // 0 = ok
+  // How the model was compiled, printed by --version: "compiled by kiln 0.1.0 from m.onnx,
+  // precision int8, weights embedded" (`kiln bench --compiled` reads the precision there).
+  const char* build_info = nullptr;
 };
 
 // Prints "NAME: shape [d0,d1] dtype T", then "  values: " with the first (up
@@ -41,7 +44,7 @@ struct ModelApi {
 void print_tensor_summary(std::FILE* out, const TensorInfo& t, const void* data) noexcept;
 
 // PROG [-i NAME=FILE]... [FILE]... [-o DIR] [--repeat N] [--threads N] [--profile FILE.json]
-//      [--bench-worker] [-h]
+//      [--bench-worker] [--version] [-h]
 // Inputs are .npy files, given by name or positionally in the model's input
 // order. Each is checked against the table (dtype, shape) before running.
 // With -o DIR, writes DIR/<sanitized output name>.npy for each output;
