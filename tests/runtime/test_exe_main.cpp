@@ -180,6 +180,21 @@ TEST_CASE("exe_main help lists inputs and outputs") {
   CHECK(c.out.find("idx  i64 [2]") != std::string::npos);
 }
 
+TEST_CASE("exe_main --version says how the model was compiled") {
+  ModelApi api = kApi;
+  api.build_info = "compiled by kiln 0.1.0 from fake.onnx, precision int8, weights embedded";
+  std::string prog = "fake_model", flag = "--version";
+  char* argv[] = {prog.data(), flag.data(), nullptr};
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  REQUIRE(out != nullptr);
+  REQUIRE(err != nullptr);
+  CHECK(exe_main(2, argv, api, out, err) == 0);
+  CHECK(slurp(out) == "fake: compiled by kiln 0.1.0 from fake.onnx, precision int8, weights embedded\n");
+  CHECK(slurp(err).empty());
+  CHECK(run({"--version"}).out == "fake: compiled by kiln\n");  // a table without build_info
+}
+
 TEST_CASE("exe_main fails with one clear line") {
   Files f;
   struct Case {
