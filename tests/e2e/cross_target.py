@@ -3,8 +3,9 @@ with expected_0.npy) compiled for TRIPLE and for this machine (--target x86_64-l
 TRIPLE executable run under qemu-user; its outputs must match this machine's executable within
 1e-5 of each output's scale (max |expected|), and the stored reference outputs within 1e-4 as
 e2e_model_test asks of the native build. One model is also built as static and shared
-libraries, each linked into tests/e2e/run_library.c by TRIPLE-gcc and run. The --target and
---cpu errors must be one clear line, a non-zero exit and no output directory.
+libraries, each linked into tests/e2e/run_library.c by TRIPLE-gcc and run, and models/digits
+in static int8 (the int8 kernels' portable paths) must match this machine's int8 build too.
+The --target and --cpu errors must be one clear line, a non-zero exit and no output directory.
 
   cross_target.py KILN TRIPLE WORK_DIR
 
@@ -149,6 +150,35 @@ def check_libraries(triple, emulator, model_dir, out, outputs, inputs):
                   f"(max abs error {err:.3g}, tolerance {tol:.3g})")
 
 
+def check_int8(kiln, triple, emulator, work):
+    """models/digits in static int8, on 8 of its test images, against this machine's int8 build."""
+    digits = os.path.join(REPO, "models", "digits")
+    images = np.load(os.path.join(digits, "test_x.npy"))[:8]
+    results = {}
+    for target in (HOST, triple):
+        out = os.path.join(work, "digits_int8", target)
+        p = run([kiln, "compile", os.path.join(digits, "model.onnx"), "-o", out, "--name", "digits", "--emit", "exe",
+                 "--dim", "batch=1", "--precision", "int8", "--calibration", os.path.join(digits, "calibration"),
+                 "--target", target])
+        check(p.returncode == 0, f"digits int8: kiln compile --target {target}"
+              + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
+        if p.returncode != 0:
+            return
+        logits = []
+        for i, image in enumerate(images):
+            x, result = os.path.join(out, f"image_{i}.npy"), os.path.join(out, f"result_{i}")
+            np.save(x, image[None])
+            p = run((emulator if target == triple else []) + [os.path.join(out, "digits"), x, "-o", result])
+            if p.returncode != 0:
+                check(False, f"digits int8: the {target} executable runs: exit {p.returncode}\n{p.stdout}{p.stderr}")
+                return
+            logits.append(np.load(os.path.join(result, file_name("logits"))))
+        results[target] = np.stack(logits)
+    ok, err, tol = within(results[triple], results[HOST], 1e-5)
+    check(ok, f"digits int8 logits of {len(images)} images: {triple} matches {HOST} "
+          f"(max abs difference {err:.3g}, tolerance {tol:.3g})")
+
+
 def check_errors(kiln, triple, work):
     """Each refusal: one line naming what is wrong, a non-zero exit, no output directory."""
     model = os.path.join(REPO, "models", "mlp", "model.onnx")
@@ -188,7 +218,8 @@ def main():
     check_errors(kiln, triple, work)
     for model_dir in sample_models():
         check_model(kiln, triple, emulator, model_dir, work)
-    print(f"{len(sample_models())} models in {time.monotonic() - start:.0f} s")
+    check_int8(kiln, triple, emulator, work)
+    print(f"{len(sample_models())} models and digits in int8 in {time.monotonic() - start:.0f} s")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     shutil.rmtree(work)
