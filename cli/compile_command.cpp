@@ -32,6 +32,7 @@
 #include "codegen/cpp/api_files.h"
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
+#include "codegen/cpp/target.h"
 #include "ir/error.h"
 #include "ir/ops/channels_last.h"
 
@@ -49,6 +50,7 @@ struct CompileArgs {
   std::string weights = "embedded";
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
+  std::string target;  // empty: this machine's
   std::string cpu = "generic";
   codegen::cpp::EmitOptions emit_options;  // --conv-algo
   int jobs = 2;
@@ -274,6 +276,13 @@ std::string summary(const fs::path& out, double seconds) {
   return fmt::format("kiln: wrote {} in {:.1f} s: {}", out.string(), seconds, fmt::join(parts, ", "));
 }
 
+// --target, else this machine's.
+const codegen::cpp::Target& target_of(const CompileArgs& args) {
+  if (!args.target.empty()) return codegen::cpp::find_target(args.target);
+  if (const codegen::cpp::Target* host = codegen::cpp::host_target()) return *host;
+  fail("this machine's architecture is not one kiln knows: give --target ({})", codegen::cpp::known_triples());
+}
+
 // Builds what --emit asks into `tmp`, which becomes OUTDIR.
 void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, const codegen::cpp::GeneratedModel& model,
                    const codegen::cpp::CppOptions& options, const fs::path& tmp, codegen::cpp::BuildOptions& build,
@@ -283,7 +292,12 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
   build.exe = emit.count("exe") > 0;
   build.lib = emit.count("lib") > 0;
   build.shared = emit.count("shared") > 0;
-  build.march = args.cpu == "generic" ? "" : args.cpu;
+  const codegen::cpp::Target& target = target_of(args);
+  const codegen::cpp::Toolchain toolchain = codegen::cpp::toolchain_for(target);
+  build.march = codegen::cpp::march_for(target, args.cpu);
+  build.cxx = toolchain.cxx;
+  build.ar = toolchain.ar;
+  build.triple = std::string(target.triple);
   build.jobs = std::max(1, args.jobs);
   build.log = args.verbose ? &std::cerr : nullptr;
   if (progress.enabled()) {
@@ -327,6 +341,14 @@ int run_compile(const CompileArgs& args) {
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
   check_precision_options(args.precision);
+  const codegen::cpp::Target& target = target_of(args);
+  codegen::cpp::march_for(target, args.cpu);  // a --cpu the target lacks fails before the work
+  // Another architecture's executable does not run here (except under an emulator).
+  const bool runs_here = &target == codegen::cpp::host_target();
+  if (!runs_here && !args.verify.engine.empty())
+    fail("--verify-against runs the executable, which --target {} builds for another machine", target.triple);
+  if (!runs_here && !args.precision.report_path.empty())
+    fail("--report runs the executable, which --target {} builds for another machine", target.triple);
   codegen::cpp::CppOptions options;
   options.name = model_name(args);
   options.source_model = fs::path(args.model).filename().string();
@@ -391,7 +413,9 @@ int run_compile(const CompileArgs& args) {
   if (args.verbose && model.bf16_gemm_weights > 0) fmt::print(stderr, "kiln: {}\n", bf16_gemm_note(model));
   if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
   const bool lowered = args.precision.precision != passes::Precision::FP32;
-  if (!args.precision.report_path.empty() || (args.verbose && lowered))
+  if (args.verbose && lowered && !runs_here)
+    fmt::print(stderr, "kiln: no precision report: the {} executable does not run on this machine\n", target.triple);
+  else if (!args.precision.report_path.empty() || (args.verbose && lowered))
     timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build, notes); });
   progress.clear();
   fmt::print(stderr, "{}\n", summary(out, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
@@ -416,10 +440,13 @@ Command add_compile_command(CLI::App& app) {
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
+  cmd->add_option("--target", args->target,
+                  fmt::format("the machine to build for: {} (default: this machine's); another machine's is built "
+                              "with TRIPLE-g++",
+                              codegen::cpp::known_triples()));
   cmd->add_option("--cpu", args->cpu,
-                  "instruction set of the binary: generic (portable; hot kernels choose AVX2+FMA at "
-                  "run time), native (this machine's), x86-64-v2, x86-64-v3")
-      ->check(CLI::IsMember({"generic", "native", "x86-64-v2", "x86-64-v3"}))
+                  "instruction set of the binary: generic (portable; on x86-64 hot kernels choose AVX2+FMA at "
+                  "run time), native (this machine's), x86-64-v2, x86-64-v3 (x86_64-linux-gnu)")
       ->capture_default_str();
   add_emit_options(cmd, args->emit_options);
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();

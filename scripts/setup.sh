@@ -53,6 +53,7 @@ packages=(
   python3-venv python3-numpy python3-pip
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/test_sanitized.sh)
   chromium python3-jsonschema  # tests/bench: the HTML report in headless Chromium; the JSON schema
+  g++-aarch64-linux-gnu qemu-user  # --target aarch64-linux-gnu, run under emulation (runtime.aarch64, e2e.aarch64)
 )
 if [[ $with_torch == 1 ]]; then
   packages+=(python3-torch python3-torchvision)

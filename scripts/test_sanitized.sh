@@ -8,8 +8,8 @@
 #
 # Environment: KILN_ASAN_BUILD (default <repo>/build-asan), KILN_TEST_JOBS (default 2),
 # KILN_SANITIZED_EXCLUDE (a ctest -E regex; default: resnet18, torch_big and conformance, which take long
-# under the sanitizers and exercise no code path the other tests miss), KILN_SANITIZED_TESTS
-# (a ctest -R regex; default: all the rest).
+# under the sanitizers and exercise no code path the other tests miss, and the aarch64 builds),
+# KILN_SANITIZED_TESTS (a ctest -R regex; default: all the rest).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_ASAN_BUILD:-$repo/build-asan}"
@@ -31,11 +31,12 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export KILN_HOSTILE_NO_MEMLIMIT=1
 cd "$build"
 # runtime.isa_portable: the plain loops are C++ the unsanitized run checks; under ASan it took
-# 150 s of CI time (the AVX2 kernels' run, runtime.isa_avx2, stays).
+# 150 s of CI time (the AVX2 kernels' run, runtime.isa_avx2, stays). The aarch64 tests (label
+# cross) build with the cross compiler, which has no sanitizer runtimes here.
 # e2e.torch_big compiles torchvision-sized models the unsanitized run checks; e2e.torch_models
 # runs its archives through the sanitized frontend and interpreter only (the compiled path is
 # the same C++ backend the other e2e tests sanitize).
 export KILN_TORCH_MODELS_NO_COMPILE=1
-exclude="${KILN_SANITIZED_EXCLUDE:-e2e\.resnet18|e2e\.torch_big|conformance|runtime\.isa_portable}"
+exclude="${KILN_SANITIZED_EXCLUDE:-e2e\.resnet18|e2e\.torch_big|conformance|runtime\.isa_portable|aarch64}"
 ctest -j "${KILN_TEST_JOBS:-2}" --output-on-failure --timeout 1800 -E "$exclude" \
   ${KILN_SANITIZED_TESTS:+-R "$KILN_SANITIZED_TESTS"} "$@"

@@ -160,13 +160,14 @@ void remove_stale_staging(const fs::path& cache_root) {
   }
 }
 
-// Compiles the runtime into a cache directory (once per runtime, compiler and flags) and
+// Compiles the runtime into a cache directory (once per runtime, target, compiler and flags) and
 // returns its object files.
 std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOptions& options,
                                       const fs::path& work_dir) {
   std::string cxx = compiler(options);
   std::vector<std::string> flags = compile_flags(options);
   uint64_t key = fnv1a(compiler_identity(cxx, work_dir));
+  key = fnv1a(options.triple, key);
   key = fnv1a(fmt::format("{}", fmt::join(flags, " ")), key);
   std::vector<std::string> sources;
   for (const EmbeddedFile& f : runtime_files()) {
@@ -256,7 +257,7 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
   std::vector<Command> links;
   fs::path archive = (options.lib ? out_dir : work) / ("lib" + model.name + ".a");
   if (options.lib || options.exe) {
-    Command ar{{"ar", "rcs", archive.string()}, archive.filename().string()};
+    Command ar{{options.ar, "rcs", archive.string()}, archive.filename().string()};
     ar.argv.insert(ar.argv.end(), objects.begin(), objects.end());
     links.push_back(std::move(ar));
   }

@@ -1,5 +1,5 @@
 // Turns a GeneratedModel into files and binaries: writes the source project and runs the
-// C++ compiler ($CXX, else c++) to build the executable and libraries.
+// C++ compiler ($CXX, else c++, or the target's: target.h) to build the executable and libraries.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +16,8 @@ struct BuildOptions {
   bool lib = true;
   bool shared = false;
   std::string cxx;             // empty: $CXX, else "c++"
+  std::string ar = "ar";       // the archiver of cxx's target
+  std::string triple;          // the target (target.h), part of the runtime cache's key
   // -march for the model and the runtime: "" (the compiler's baseline: a portable binary; the
   // runtime's hot kernels still pick AVX2+FMA at run time where the CPU has them), "native",
   // "x86-64-v2", "x86-64-v3".

@@ -81,8 +81,6 @@ void dequantize_global_avgpool_nhwc(int64_t N, int64_t spatial, int64_t C, const
   const int64_t blocks = (C + 7) / 8;
 #if KILN_X86_KERNELS
   const bool avx2 = spatial > 0 && cpu_has_avx2_fma();
-#else
-  const bool avx2 = false;
 #endif
   parallel_for(N * spatial * C < 16 * 1024 ? nullptr : pool, N * blocks, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {

@@ -1206,7 +1206,6 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
   const bool plain = qgemm_plain_8bit_output(out);
 #else
   (void)isa;
-  const bool vectorized = false;
 #endif
   for (int64_t n = 0; n < p.N; ++n) {
     QGemmOutput o = out;

@@ -785,7 +785,8 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
                 ThreadPool* pool, QGemmIsa isa) {
   const bool patch = row_patch(p);
   const Conv2dParams v = packed_params(p);
-  const int64_t M = p.M, kq = v.C / 4, taps = taps_of(v), mb = round_up(M, kBlock), n_b = mb / kBlock;
+  // kq, n_b, pairs, flat, contiguous, im2col: only the x86 tiles' (KILN_QCONV_NHWC_X86).
+  [[maybe_unused]] const int64_t M = p.M, kq = v.C / 4, taps = taps_of(v), mb = round_up(M, kBlock), n_b = mb / kBlock;
   const auto* sums = reinterpret_cast<const int32_t*>(packed + kHeader);
   const auto* blocks = reinterpret_cast<const int8_t*>(packed + kHeader + sums_bytes(M));
   const uint8_t flip = x.a_signed ? 0x80 : 0;
@@ -807,20 +808,20 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   const bool avx2 = !vnni && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) &&
                     qgemm_isa_supported(QGemmIsa::avx2);
 #else
-  const bool vnni = false, avx2 = false;
+  [[maybe_unused]] const bool vnni = false, avx2 = false;
   (void)isa;
 #endif
-  const bool pairs = dense_pairs_fit_int16(packed);
-  const int8_t* flat = patch ? flat_blocks(packed) : nullptr;
+  [[maybe_unused]] const bool pairs = dense_pairs_fit_int16(packed);
+  [[maybe_unused]] const int8_t* flat = patch ? flat_blocks(packed) : nullptr;
   // A 1x1 whose output pixel j reads input pixel j.
-  const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
+  [[maybe_unused]] const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
   const int64_t row_bytes = patch ? patch_row_bytes(p) : 0;
   // Output rows [r0, r1) of all images: their pixels, weight blocks outermost (a tile's
   // weights stay in L1/L2 while the thread's pixels pass).
   auto run = [&](int64_t r0, int64_t r1) {
     const int64_t j0 = r0 * p.OW, j1 = r1 * p.OW;
     PatchRows pr;
-    unsigned char* im2col = nullptr;  // a row patch layer's gather_patches, an output row's
+    [[maybe_unused]] unsigned char* im2col = nullptr;  // a row patch layer's gather_patches, an output row's
     if (patch) {
       const auto [first, last] = patch_row_range(p, r0, r1);
       // 16 bytes of slack after the rows and after the patches, for gather_patches

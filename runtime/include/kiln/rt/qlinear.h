@@ -61,6 +61,16 @@ Y requantize_f32(int32_t acc, float multiplier, int32_t zero_point) noexcept {
   return static_cast<Y>(static_cast<int32_t>(std::nearbyint(v)) + zero_point);
 }
 
+// Whether a sum of `products` u8 x s8 products (each within 255 x 128) plus `add`, times
+// `scale`, can reach 2^30, where requant8 (requant_avx2.h) needs its clamp; true for a NaN or
+// infinite scale. Plain arithmetic, not x86's: the channel terms computed on every
+// architecture (qconv_nhwc.cpp) call it.
+inline bool requant_top_reachable(int32_t add, int64_t products, float scale) noexcept {
+  const double bound = (std::fabs(static_cast<double>(add)) + static_cast<double>(products) * 255.0 * 128.0) *
+                       std::fabs(static_cast<double>(scale));
+  return !(bound < 1073741824.0);  // written so that NaN clamps
+}
+
 // y = requantize_f32(matmul_integer(a, b), multiplier, y_zero_point).
 template <class A, class B, class Y>
 void qlinear_matmul(const A* a, const B* b, Y* y, int64_t M, int64_t K, int64_t N, int32_t a_zero_point,

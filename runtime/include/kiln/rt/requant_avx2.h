@@ -11,14 +11,6 @@
 
 namespace kiln::rt {
 
-// Whether a sum of `products` u8 x s8 products (each within 255 x 128) plus `add`, times
-// `scale`, can reach 2^30, where requant8 needs its clamp; true for a NaN or infinite scale.
-inline bool requant_top_reachable(int32_t add, int64_t products, float scale) {
-  const double bound = (std::fabs(static_cast<double>(add)) + static_cast<double>(products) * 255.0 * 128.0) *
-                       std::fabs(static_cast<double>(scale));
-  return !(bound < 1073741824.0);  // written so that NaN clamps
-}
-
 // 8 int32 sums s (the channel terms already added) requantized as requantize_f32 but for the
 // zero point: s * scale in float, rounded half to even by vcvtps2dq. Only the top of the
 // clamp is applied here, in float (vcvtps2dq turns values past int32 into INT32_MIN); the
