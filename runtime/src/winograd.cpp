@@ -387,7 +387,7 @@ struct Run {
 // time, for AVX2+FMA (everything inlined into the stage, so that the vec8 operations are
 // compiled for it). Built for the baseline alone (x86-64's SSE2: a vec8 as two halves, moved
 // through the stack), the transforms took 12% of ResNet-50's time at one thread, 4.4x what
-// they take as AVX2 (session 11).
+// they take as AVX2.
 template <int TM>
 __attribute__((always_inline)) inline void input_stage(const Run& r, int64_t t0, int64_t t1, float* v, int64_t c0,
                                                        int64_t c1) {
