@@ -13,6 +13,7 @@ import os
 import re
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -33,7 +34,9 @@ def limit_memory():
 
 
 def snapshot(root, skip):
-    """Every path under `root` (but `skip`) with its size and mtime."""
+    """Every path under `root` (but `skip`) with its size and mtime; folders by presence only
+    (kiln makes and removes its temporary folder beside OUTDIR, which touches the parent's
+    mtime and nothing else)."""
     seen = {}
     for d, dirs, files in os.walk(root):
         if skip and os.path.abspath(d) == os.path.abspath(skip):
@@ -42,7 +45,7 @@ def snapshot(root, skip):
         for f in dirs + files:
             p = os.path.join(d, f)
             st = os.lstat(p)
-            seen[p] = (st.st_size, st.st_mtime_ns)
+            seen[p] = "dir" if stat.S_ISDIR(st.st_mode) else (st.st_size, st.st_mtime_ns)
     return seen
 
 
@@ -58,6 +61,8 @@ def run(argv, cwd, timeout):
 class Suite:
     def __init__(self, kiln, work):
         self.kiln, self.work, self.failures, self.passed = kiln, work, [], 0
+        # OUTDIRs' parent exists, as for a user: kiln's temporary folder goes beside OUTDIR.
+        os.makedirs(os.path.join(work, "out"), exist_ok=True)
 
     def fail(self, case, why, stderr=""):
         self.failures.append(case)
