@@ -134,7 +134,10 @@ int64_t Args::integer(size_t i) const {
   const TValue& v = values_[i];
   if (v.kind == TKind::Int) return v.i;
   if (v.kind == TKind::Bool) return v.b;
-  if (auto c = constant_scalar(v)) return static_cast<int64_t>(*c);
+  if (auto c = constant_scalar(v)) {
+    if (!(*c >= -9.2e18 && *c <= 9.2e18)) fail_arg(i, fmt::format("{} does not fit an int", *c));
+    return static_cast<int64_t>(*c);
+  }
   if (v.is_tensor()) fail_arg(i, "an int computed from tensor data at run time is not supported here (it must be known at compile time)");
   fail_arg(i, fmt::format("expected an int, found {}", describe(v)));
 }
@@ -169,7 +172,7 @@ std::vector<int64_t> Args::ints(size_t i, size_t n) const {
     for (const TValue& x : *v.items) {
       if (x.kind == TKind::Int) {
         out.push_back(x.i);
-      } else if (auto c = constant_scalar(x)) {
+      } else if (auto c = constant_scalar(x); c && *c >= -9.2e18 && *c <= 9.2e18) {
         out.push_back(static_cast<int64_t>(*c));
       } else {
         fail_arg(i, fmt::format("expected a list of ints known at compile time, found {}", describe(v)));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "frontend/torchscript/aten_internal.h"
@@ -46,6 +47,7 @@ double as_double(const TValue& v) {
 int64_t as_int(const TValue& v) { return v.kind == TKind::Int ? v.i : v.b; }
 
 int64_t floordiv(int64_t a, int64_t b) {
+  if (a == INT64_MIN && b == -1) fail("integer overflow in {} // {}", a, b);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -86,9 +88,19 @@ std::optional<TValue> scalar_binary(const std::string& op, const TValue& a, cons
   if (op == "__and__" && !floats) return TValue::integer(i & j);
   if (op == "__or__" && !floats) return TValue::integer(i | j);
   if (op == "__xor__" && !floats) return TValue::integer(i ^ j);
-  if (op == "add") return floats ? TValue::real(x + y) : TValue::integer(i + j);
-  if (op == "sub") return floats ? TValue::real(x - y) : TValue::integer(i - j);
-  if (op == "mul") return floats ? TValue::real(x * y) : TValue::integer(i * j);
+  int64_t r = 0;  // ints overflow as an error, never as undefined behaviour (the code is untrusted)
+  if (op == "add") {
+    if (!floats && __builtin_add_overflow(i, j, &r)) fail("integer overflow in {} + {}", i, j);
+    return floats ? TValue::real(x + y) : TValue::integer(r);
+  }
+  if (op == "sub") {
+    if (!floats && __builtin_sub_overflow(i, j, &r)) fail("integer overflow in {} - {}", i, j);
+    return floats ? TValue::real(x - y) : TValue::integer(r);
+  }
+  if (op == "mul") {
+    if (!floats && __builtin_mul_overflow(i, j, &r)) fail("integer overflow in {} * {}", i, j);
+    return floats ? TValue::real(x * y) : TValue::integer(r);
+  }
   if (op == "div") {
     if (y == 0) fail("division by zero");
     return TValue::real(x / y);
@@ -108,9 +120,10 @@ std::optional<TValue> scalar_binary(const std::string& op, const TValue& a, cons
   }
   if (op == "pow") {
     if (!floats && j >= 0) {
-      int64_t r = 1;
-      for (int64_t k = 0; k < j && k < 64; ++k) r *= i;
-      return TValue::integer(r);
+      int64_t p = 1;
+      for (int64_t k = 0; k < j; ++k)
+        if (__builtin_mul_overflow(p, i, &p)) fail("integer overflow in {} ** {}", i, j);
+      return TValue::integer(p);
     }
     return TValue::real(std::pow(x, y));
   }
@@ -120,8 +133,12 @@ std::optional<TValue> scalar_binary(const std::string& op, const TValue& a, cons
 std::optional<TValue> scalar_unary(const std::string& op, const TValue& v) {
   if (!v.is_number()) return std::nullopt;
   const double x = as_double(v);
-  if (op == "floor") return is_float(v) ? TValue::integer(static_cast<int64_t>(std::floor(x))) : v;
-  if (op == "ceil") return is_float(v) ? TValue::integer(static_cast<int64_t>(std::ceil(x))) : v;
+  auto to_int = [](double d) {
+    if (!(d >= -9.2e18 && d <= 9.2e18)) fail("{} does not fit an int", d);
+    return TValue::integer(static_cast<int64_t>(d));
+  };
+  if (op == "floor") return is_float(v) ? to_int(std::floor(x)) : v;
+  if (op == "ceil") return is_float(v) ? to_int(std::ceil(x)) : v;
   if (op == "round") return is_float(v) ? TValue::real(std::nearbyint(x)) : v;
   if (op == "abs") return is_float(v) ? TValue::real(std::fabs(x)) : TValue::integer(std::llabs(as_int(v)));
   if (op == "neg") return is_float(v) ? TValue::real(-x) : TValue::integer(-as_int(v));
@@ -299,7 +316,10 @@ TValue lower_floordiv(Args& a) {
 TValue lower_int(Args& a) {
   if (a[0].is_tensor() && !a[0].tensor->is_constant()) return TValue::of(cast_to(a.b(), a[0].tensor, ir::DType::I64));
   if (a[0].kind == TKind::String) return TValue::integer(std::stoll(a[0].s));
-  if (a[0].kind == TKind::Float) return TValue::integer(static_cast<int64_t>(a[0].f));
+  if (a[0].kind == TKind::Float) {
+    if (!(a[0].f >= -9.2e18 && a[0].f <= 9.2e18)) a.fail_arg(0, fmt::format("{} does not fit an int", a[0].f));
+    return TValue::integer(static_cast<int64_t>(a[0].f));
+  }
   return TValue::integer(a.integer(0));
 }
 TValue lower_float(Args& a) {
