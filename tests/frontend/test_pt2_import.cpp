@@ -70,8 +70,9 @@ void put32(std::string& s, uint32_t v) {
 // the way PyTorch's writer pads them.
 std::string make_zip(const std::vector<std::pair<std::string, std::string>>& entries, const std::string& prefix) {
   std::string out, central;
-  for (const auto& [name, data] : entries) {
-    std::string full = prefix + name;
+  for (const auto& entry : entries) {  // no structured binding: Clang 14 cannot capture one in a lambda
+    const std::string& data = entry.second;
+    std::string full = prefix + entry.first;
     uint32_t offset = static_cast<uint32_t>(out.size());
     size_t unpadded = out.size() + 30 + full.size() + 4;
     size_t pad = (64 - unpadded % 64) % 64;
