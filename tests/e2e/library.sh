@@ -14,6 +14,9 @@ failures=0
 # CC and CXX may carry flags (the sanitized build's): split them into words.
 read -r -a cc <<<"${CC:-cc}"
 read -r -a cxx <<<"${CXX:-c++}"
+# The code kiln compiled carries KILN_EXTRA_CXXFLAGS (the sanitized build's): a C++ program
+# linking its library needs the same runtimes.
+read -r -a cxx_extra <<<"${KILN_EXTRA_CXXFLAGS:-}"
 
 check() {  # check WHAT COMMAND...: the command must succeed
   local what=$1
@@ -52,7 +55,7 @@ int main() {
 }
 CPP
 check "NAME.h compiles and links as C++ with -fno-exceptions" \
-  "${cxx[@]}" -std=c++17 -fno-exceptions -Wall -Werror -I "$out" "$work/no_exceptions.cpp" "$out/librelu.a" -pthread -o "$work/no_exceptions"
+  "${cxx[@]}" "${cxx_extra[@]}" -std=c++17 -fno-exceptions -Wall -Werror -I "$out" "$work/no_exceptions.cpp" "$out/librelu.a" -pthread -o "$work/no_exceptions"
 check "the -fno-exceptions program runs" "$work/no_exceptions"
 cat >"$work/wrapper.cpp" <<'CPP'
 #include "relu.h"
