@@ -43,18 +43,6 @@ StorageLoader storages(const ZipArchive& zip, const std::string& folder) {
 
 }  // namespace
 
-bool is_torchscript_archive(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  if (!in.read(magic, 4) || magic[0] != 'P' || magic[1] != 'K') return false;
-  try {
-    auto zip = ZipArchive::open(path);
-    return zip->has("data.pkl");
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 std::unique_ptr<ir::Graph> import_torchscript(const std::string& path, const TorchScriptImportOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail("{}: no such file", path);

@@ -30,10 +30,6 @@ struct TorchScriptImportOptions {
   std::vector<torchscript::InputSpec> inputs;  // --input-shape
 };
 
-// True if `path` is a zip archive holding TorchScript's data.pkl and code/ (by its entries,
-// not its name); false for anything else, including files that are not zip archives.
-bool is_torchscript_archive(const std::string& path);
-
 std::unique_ptr<ir::Graph> import_torchscript(const std::string& path, const TorchScriptImportOptions& options);
 
 // Parses "NAME=1,3,224,224[:DTYPE]" or "1,3,224,224[:DTYPE]" (--input-shape).
