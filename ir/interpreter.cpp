@@ -29,27 +29,11 @@ void check_input(const Value& declared, const Tensor& t, std::map<std::string, i
          dims_str(t.dims()), want.str());
 }
 
-std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
-  return interpret(graph, inputs, nullptr);
-}
+namespace {
 
-std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+// Runs the nodes of `graph` over `env` (its inputs already bound) and returns its outputs.
+std::vector<Tensor> run_nodes(const Graph& graph, std::unordered_map<const Value*, Tensor> env,
                               const ValueObserver& observe) {
-  std::unordered_map<const Value*, Tensor> env;
-  std::map<std::string, int64_t> bindings;
-  for (const auto& [name, t] : inputs) {
-    bool known = false;
-    for (const Value* in : graph.inputs()) known |= in->name() == name;
-    if (!known) fail("unknown input '{}'", name);
-  }
-  for (const Value* in : graph.inputs()) {
-    auto it = inputs.find(in->name());
-    if (it == inputs.end()) fail("missing input '{}'", in->name());
-    check_input(*in, it->second, bindings);
-    env[in] = it->second;
-    if (observe) observe(*in, it->second);
-  }
-
   // Remaining reads per value, so intermediates are freed after their last use.
   std::unordered_map<const Value*, size_t> reads;
   for (const auto& n : graph.nodes())
@@ -89,6 +73,47 @@ std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Te
     outputs.push_back(*t);
   }
   return outputs;
+}
+
+}  // namespace
+
+std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  return interpret(graph, inputs, nullptr);
+}
+
+std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                              const ValueObserver& observe) {
+  std::unordered_map<const Value*, Tensor> env;
+  std::map<std::string, int64_t> bindings;
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (const Value* in : graph.inputs()) known |= in->name() == name;
+    if (!known) fail("unknown input '{}'", name);
+  }
+  for (const Value* in : graph.inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end()) fail("missing input '{}'", in->name());
+    check_input(*in, it->second, bindings);
+    env[in] = it->second;
+    if (observe) observe(*in, it->second);
+  }
+
+  return run_nodes(graph, std::move(env), observe);
+}
+
+std::vector<Tensor> interpret_body(const Graph& body, std::vector<Tensor> inputs) {
+  if (inputs.size() != body.inputs().size())
+    fail("body '{}' takes {} inputs, got {}", body.name(), body.inputs().size(), inputs.size());
+  std::unordered_map<const Value*, Tensor> env;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value* in = body.inputs()[i];
+    if (in->is_constant()) continue;
+    if (in->has_type() && inputs[i].dtype() != in->dtype())
+      fail("body '{}': input '{}' is {}, the body expects {}", body.name(), in->name(),
+           dtype_name(inputs[i].dtype()), dtype_name(in->dtype()));
+    env[in] = std::move(inputs[i]);
+  }
+  return run_nodes(body, std::move(env), nullptr);
 }
 
 }  // namespace kiln::ir

@@ -21,6 +21,10 @@ using ValueObserver = std::function<void(const Value& value, const Tensor& data)
 std::vector<Tensor> interpret(const Graph& graph, const std::map<std::string, Tensor>& inputs,
                               const ValueObserver& observe);
 
+// Runs the body of an If, Loop or Scan node on its inputs, by position. Dtypes are checked; shapes
+// are not, since a loop-carried value may change shape from iteration to iteration.
+std::vector<Tensor> interpret_body(const Graph& body, std::vector<Tensor> inputs);
+
 // Checks `t` against a declared input: dtype, rank, static dims, and symbolic dims bound
 // consistently across inputs (`bindings` collects symbol -> value).
 void check_input(const Value& declared, const Tensor& t, std::map<std::string, int64_t>& bindings);

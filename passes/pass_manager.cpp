@@ -59,6 +59,25 @@ std::string node_count_summary(const ir::Graph& graph) {
   return fmt::format("{} nodes: {}", graph.nodes().size(), fmt::join(parts, ", "));
 }
 
+namespace {
+
+// Runs `pass` on the bodies of control-flow nodes, innermost last, once the node's shape rule
+// has typed their inputs (passes work on typed graphs; an untyped body waits for a later pass).
+void run_on_bodies(const PassInfo& pass, ir::Graph& graph) {
+  for (const auto& n : graph.nodes())
+    for (const auto& [name, a] : n->attrs()) {
+      if (a.type() != ir::AttrType::Graph || !a.g()) continue;
+      ir::Graph& body = *a.g();
+      bool typed = true;
+      for (const ir::Value* in : body.inputs()) typed = typed && in->has_type();
+      if (!typed) continue;
+      pass.run(body);
+      run_on_bodies(pass, body);
+    }
+}
+
+}  // namespace
+
 void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
                   const PipelineOptions& options) {
   for (const std::string& name : passes) {
@@ -70,6 +89,7 @@ void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
     }
     auto start = std::chrono::steady_clock::now();
     pass->run(graph);
+    run_on_bodies(*pass, graph);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
 #ifndef NDEBUG

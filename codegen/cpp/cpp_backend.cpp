@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/api_files.h"
+#include "codegen/cpp/control_flow.h"
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emitter.h"
 #include "codegen/cpp/weight_blob.h"
@@ -31,7 +32,6 @@ struct Plan {
   std::unordered_map<const ir::Node*, size_t> scratch;
   std::unordered_map<const ir::Node*, Lowering> lowering;
   std::vector<std::pair<size_t, const ir::Value*>> final_copies;  // output index, source
-  WeightBlob weights;
   passes::MemoryPlan memory;
   std::vector<const ir::Value*> arena_values;
   std::vector<passes::BufferRequest> requests;
@@ -48,9 +48,10 @@ bool may_write_over(const ir::Node& n, size_t i) {
          in->shape() == n.output(0)->shape();
 }
 
-Plan plan_graph(const ir::Graph& graph, passes::Precision precision, const EmitOptions& options) {
+// `weights` is shared by the main graph and the bodies of its control-flow nodes, whose
+// functions are already in `bodies`.
+Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies) {
   Plan plan;
-  plan.weights = WeightBlob(precision);
   const EmitterRegistry& registry = emitters();
 
   for (size_t i = 0; i < graph.inputs().size(); ++i)
@@ -89,7 +90,7 @@ Plan plan_graph(const ir::Graph& graph, passes::Precision precision, const EmitO
   // Constants that code reads go into the weights blob.
   auto place_weight = [&](const ir::Value* v) {
     if (v && v->is_constant() && !plan.locations.count(v))
-      plan.locations[v] = plan.weights.add(v->constant());
+      plan.locations[v] = weights.add(v->constant());
   };
   for (const auto& n : graph.nodes()) {
     if (plan.lowering[n.get()] == Lowering::Alias) continue;
@@ -101,7 +102,6 @@ Plan plan_graph(const ir::Graph& graph, passes::Precision precision, const EmitO
     }
   }
   for (const auto& [j, v] : plan.final_copies) place_weight(root_of(v));
-  plan.weights.pad_if_empty();
 
   plan.views = root.size();
 
@@ -145,8 +145,8 @@ Plan plan_graph(const ir::Graph& graph, passes::Precision precision, const EmitO
       for (const ir::Value* out : n->outputs())
         if (!plan.locations.count(out)) life[out] = {step, step};
     const Emitter* e = registry.find(n->op());
-    if (e->scratch_bytes && plan.lowering[n.get()] == Lowering::Emit) {
-      size_t bytes = e->scratch_bytes(*n, options);
+    if ((e->scratch_bytes || is_control_flow(*n)) && plan.lowering[n.get()] == Lowering::Emit) {
+      size_t bytes = is_control_flow(*n) ? control_flow_scratch(*n, bodies) : e->scratch_bytes(*n, options);
       if (bytes > 0) {
         requests.push_back({bytes, step, step});
         scratch_nodes.push_back(n.get());
@@ -208,33 +208,108 @@ void check_test_hooks(const ir::Graph& graph, const TestHooks& hooks, const Plan
   }
 }
 
-std::string model_source(const ir::Graph& graph, const CppOptions& options, Plan& plan) {
-  check_test_hooks(graph, options.test_hooks, plan);
-  EmitContext ctx(plan.locations, plan.scratch, options.emit, &plan.weights);
-  std::string node_names, node_ops;
-  size_t timed = 0;
-  for (const auto& n : graph.nodes()) {
-    Lowering how = plan.lowering[n.get()];
-    if (how == Lowering::Alias) continue;  // a view: nothing to run
-    ctx.begin_node(*n);
-    ctx.line("const uint64_t kiln_t0 = kiln::rt::node_begin(prof);");
-    if (how == Lowering::Copy)
-      ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0),
-                           value_bytes(n->output(0))));
-    else
-      emitters().find(n->op())->emit(ctx, *n);
-    emit_test_hooks(ctx, *n, options.test_hooks);
-    ctx.line(fmt::format("kiln::rt::node_end(prof, {}, run_start, kiln_t0);", timed++));
-    ctx.end_node();
-    node_names += fmt::format("    {},\n", string_literal(n->name()));
-    node_ops += fmt::format("    {},\n", string_literal(n->op()));
-  }
-  std::string copies;
-  for (const auto& [j, v] : plan.final_copies)
-    copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j,
-                          ctx.value_ptr(v, false), value_bytes(v), comment_text(v->name()));
+// What emitting one graph (the main graph or a control-flow body) produced.
+struct GraphCode {
+  Plan plan;
+  std::string body, copies, node_names, node_ops;
+  size_t timed = 0;  // nodes with a kernel call
+};
 
-  const WidenCode widen = widen_code(plan.weights);
+// The weights and the emission context shared by the main graph and every body, and the
+// functions generated for the bodies (innermost first, each before its callers).
+class ModelCode {
+ public:
+  ModelCode(const EmitOptions& emit, passes::Precision precision, std::string name, const TestHooks* hooks)
+      : weights(precision), ctx({}, {}, emit, &weights), name_(std::move(name)), hooks_(hooks) {}
+
+  GraphCode emit(const ir::Graph& graph, bool main) {
+    for (const auto& n : graph.nodes())
+      if (is_control_flow(*n))
+        for (const ir::Graph* b : bodies_of(*n))
+          if (!bodies.count(b)) add_body(*b);
+    GraphCode code;
+    code.plan = plan_graph(graph, weights, ctx.options(), bodies);
+    Plan& plan = code.plan;
+    if (main && hooks_) check_test_hooks(graph, *hooks_, plan);
+    ctx.set_graph(plan.locations, plan.scratch);
+    for (const auto& n : graph.nodes()) {
+      Lowering how = plan.lowering[n.get()];
+      if (how == Lowering::Alias) continue;  // a view: nothing to run
+      ctx.begin_node(*n);
+      ctx.line("const uint64_t kiln_t0 = kiln::rt::node_begin(prof);");
+      if (how == Lowering::Copy)
+        ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0), value_bytes(n->output(0))));
+      else if (is_control_flow(*n))
+        emit_control_flow(ctx, *n, bodies);
+      else
+        emitters().find(n->op())->emit(ctx, *n);
+      if (main && hooks_) emit_test_hooks(ctx, *n, *hooks_);
+      ctx.line(fmt::format("kiln::rt::node_end(prof, {}, run_start, kiln_t0);", code.timed++));
+      ctx.end_node();
+      code.node_names += fmt::format("    {},\n", string_literal(n->name()));
+      code.node_ops += fmt::format("    {},\n", string_literal(n->op()));
+    }
+    for (const auto& [j, v] : plan.final_copies)
+      code.copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j, ctx.value_ptr(v, false),
+                                 value_bytes(v), comment_text(v->name()));
+    code.body = ctx.body();
+    return code;
+  }
+
+  // The body functions, once the weights (and so what they need widened) are final.
+  std::string body_functions(const WidenCode& widen) const {
+    std::string text = functions_;
+    for (size_t at; (at = text.find(kWidenMarker)) != std::string::npos;) text.replace(at, kWidenMarker.size(), widen.run);
+    return text;
+  }
+
+  WeightBlob weights;
+  EmitContext ctx;
+  BodyFunctions bodies;
+
+ private:
+  static constexpr std::string_view kWidenMarker = "@KILN_WIDEN_RUN@";
+
+  void add_body(const ir::Graph& g) {
+    GraphCode code = emit(g, false);
+    const std::string fn = fmt::format("kiln_body_{}", bodies.size());
+    functions_ += fmt::format(R"cpp(// Body '{comment}' of a control-flow node: {nodes} nodes, {arena} bytes of arena.
+int {fn}({N}_context* ctx, unsigned char* const A, const void* const* in, void* const* out) {{
+  const unsigned char* const W = ctx->weights;
+  kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
+  kiln::rt::NodeTime* const prof = nullptr;  // a body's nodes are timed as part of their node
+  const uint64_t run_start = 0;
+  (void)run_start;
+{widen}  (void)A;
+  (void)W;
+  (void)pool;
+  (void)in;
+  (void)out;
+{body}{copies}  return 0;
+}}
+
+)cpp",
+                              fmt::arg("comment", comment_text(g.name())), fmt::arg("nodes", g.nodes().size()),
+                              fmt::arg("arena", code.plan.memory.arena_size), fmt::arg("fn", fn), fmt::arg("N", name_),
+                              fmt::arg("widen", kWidenMarker), fmt::arg("body", code.body),
+                              fmt::arg("copies", code.copies));
+    bodies[&g] = {fn, code.plan.memory.arena_size};
+  }
+
+  std::string name_;
+  const TestHooks* hooks_;
+  std::string functions_;
+};
+
+std::string model_source(const ir::Graph& graph, const CppOptions& options, ModelCode& model, const GraphCode& main) {
+  const Plan& plan = main.plan;
+  const std::string& node_names = main.node_names;
+  const std::string& node_ops = main.node_ops;
+  const size_t timed = main.timed;
+  const std::string& copies = main.copies;
+  const EmitContext& ctx = model.ctx;
+  model.weights.pad_if_empty();
+  const WidenCode widen = widen_code(model.weights);
   const std::string& N = options.name;
   std::string weights_decl =
       options.external_weights
@@ -302,7 +377,7 @@ int fail({N}_context* ctx, const char* message) {{
   return 1;
 }}
 
-int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
+{bodies}int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
   unsigned char* const A = ctx->arena;
   const unsigned char* const W = ctx->weights;
   kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
@@ -426,10 +501,11 @@ size_t {N}_arena_size(void) {{ return kArenaBytes; }}
 )cpp",
                      fmt::arg("version", KILN_VERSION_STRING), fmt::arg("source", options.source_model),
                      fmt::arg("N", N), fmt::arg("nodes", graph.nodes().size()),
-                     fmt::arg("weights", plan.weights.bytes().size()), fmt::arg("arena", plan.memory.arena_size),
+                     fmt::arg("weights", model.weights.bytes().size()), fmt::arg("arena", plan.memory.arena_size),
                      fmt::arg("lower", plan.memory.lower_bound), fmt::arg("naive", plan.memory.naive_size),
                      fmt::arg("weights_decl", weights_decl), fmt::arg("arrays", ctx.arrays()), fmt::arg("functions", ctx.functions()),
-                     fmt::arg("body", ctx.body()), fmt::arg("copies", copies),
+                     fmt::arg("body", main.body), fmt::arg("copies", copies),
+                     fmt::arg("bodies", model.body_functions(widen)),
                      fmt::arg("load_weights", load_weights),
                      fmt::arg("n_in_array", std::max<size_t>(graph.inputs().size(), 1)),
                      fmt::arg("n_out_array", std::max<size_t>(graph.outputs().size(), 1)),
@@ -483,13 +559,16 @@ bool all_static(const std::vector<ir::Value*>& values) {
 
 }  // namespace
 
-void check_compilable(const ir::Graph& graph) {
-  std::vector<std::string> problems;
+namespace {
+
+// The problems of one graph (`where` prefixes those of a body), bodies included.
+void collect_problems(const ir::Graph& graph, const std::string& where, std::vector<std::string>& problems) {
   // Symbolic dims of graph inputs are the root of every other non-static shape.
-  for (const ir::Value* v : graph.inputs())
-    if (!v->shape().is_static())
-      problems.push_back(fmt::format("input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
-                                     v->name(), v->shape().str()));
+  if (where.empty())
+    for (const ir::Value* v : graph.inputs())
+      if (!v->shape().is_static())
+        problems.push_back(fmt::format("input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
+                                       v->name(), v->shape().str()));
   // One line per problem (op and reason), listing its nodes. Nodes whose inputs are not
   // static yet are judged once those are.
   std::map<std::string, std::vector<std::string>> by_reason;
@@ -505,9 +584,13 @@ void check_compilable(const ir::Graph& graph) {
         reason = err.what();
       }
       if (reason.empty() && !all_static(n->outputs()))
-        reason = "its output shape depends on input values, which must be known at compile time";
+        reason = n->op() == "Loop" ? "its scan outputs' length depends on when the loop stops, known only at run time"
+                                   : "its output shape depends on input values, which must be known at compile time";
     }
-    if (!reason.empty()) by_reason[fmt::format("{}: {}", n->op(), reason)].push_back(n->name());
+    if (!reason.empty()) by_reason[fmt::format("{}{}: {}", where, n->op(), reason)].push_back(n->name());
+    if (is_control_flow(*n))
+      for (const ir::Graph* b : bodies_of(*n))
+        collect_problems(*b, fmt::format("{}{} body '{}': ", where, n->describe(), b->name()), problems);
   }
   for (const auto& [reason, names] : by_reason) {
     std::vector<std::string> shown(names.begin(), names.begin() + std::min<size_t>(names.size(), 8));
@@ -517,14 +600,23 @@ void check_compilable(const ir::Graph& graph) {
   if (problems.empty())
     for (const auto& v : graph.values())
       if (!v->has_type() || !v->shape().is_static())
-        problems.push_back(fmt::format("value '{}' has no static type", v->name()));
+        problems.push_back(fmt::format("{}value '{}' has no static type", where, v->name()));
+}
+
+}  // namespace
+
+void check_compilable(const ir::Graph& graph) {
+  std::vector<std::string> problems;
+  collect_problems(graph, "", problems);
   if (!problems.empty())
     fail("cannot compile for the C++ backend:\n  {}", fmt::join(problems, "\n  "));
 }
 
 PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_t largest) {
   check_compilable(graph);
-  Plan plan = plan_graph(graph, passes::Precision::FP32, options);
+  ModelCode model(options, passes::Precision::FP32, "model", nullptr);
+  GraphCode main = model.emit(graph, true);
+  const Plan& plan = main.plan;
   PlanReport r;
   r.memory = plan.memory;
   r.requests = plan.requests;
@@ -541,10 +633,11 @@ PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   check_compilable(graph);
-  Plan plan = plan_graph(graph, options.precision, options.emit);
+  ModelCode model(options.emit, options.precision, options.name, &options.test_hooks);
+  GraphCode main = model.emit(graph, true);
   GeneratedModel out;
   out.name = options.name;
-  out.files["model.cpp"] = model_source(graph, options, plan);
+  out.files["model.cpp"] = model_source(graph, options, model, main);
   out.files[options.name + ".h"] = api_header(graph, options);
   out.files["main.cpp"] = main_source(options);
   out.files["metadata.cpp"] = metadata_source(graph, options);
@@ -552,13 +645,13 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
     out.files[options.name + "_weights.cpp"] = weights_source(options);
   out.files["CMakeLists.txt"] = project_cmake(options);
   out.files[options.name + ".map"] = export_map(options);
-  out.widened_weights = plan.weights.widened().size();
-  out.widened_bytes = plan.weights.widened_bytes();
-  out.bf16_gemm_weights = plan.weights.gemm_b().size();
-  out.bf16_gemm_bytes = plan.weights.gemm_b_bytes();
-  out.bf16_gemm_widened_bytes = plan.weights.widened_gemm_b_bytes();
-  out.weights = plan.weights.take_bytes();
-  out.plan = plan.memory;
+  out.widened_weights = model.weights.widened().size();
+  out.widened_bytes = model.weights.widened_bytes();
+  out.bf16_gemm_weights = model.weights.gemm_b().size();
+  out.bf16_gemm_bytes = model.weights.gemm_b_bytes();
+  out.bf16_gemm_widened_bytes = model.weights.widened_gemm_b_bytes();
+  out.weights = model.weights.take_bytes();
+  out.plan = main.plan.memory;
   return out;
 }
 

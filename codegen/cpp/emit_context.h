@@ -82,6 +82,15 @@ class EmitContext {
   // A statement that fails the run with `message` (plain text) from this node.
   std::string fail_stmt(const ir::Node& node, const std::string& message) const;
 
+  // Switches to another graph (a control-flow body, or back): its value locations and scratch
+  // offsets, and an empty body. Arrays and functions stay shared.
+  void set_graph(std::unordered_map<const ir::Value*, Location> locations,
+                 std::unordered_map<const ir::Node*, size_t> scratch) {
+    locations_ = std::move(locations);
+    scratch_ = std::move(scratch);
+    body_.clear();
+  }
+
   void begin_node(const ir::Node& node);
   void end_node();
   const std::string& body() const { return body_; }

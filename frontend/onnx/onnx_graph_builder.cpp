@@ -8,7 +8,7 @@
 namespace kiln::frontend::onnx_import {
 
 GraphBuilder::GraphBuilder(ModelContext& model, onnx::GraphProto& proto, ir::Graph& graph,
-                           const GraphBuilder* parent)
+                           GraphBuilder* parent)
     : model_(model),
       proto_(proto),
       graph_(graph),
@@ -44,10 +44,48 @@ void GraphBuilder::build() {
   add_outputs();
 }
 
-ir::Value* GraphBuilder::lookup(const std::string& name) const {
+ir::Value* GraphBuilder::lookup(const std::string& name) {
   auto it = scope_.find(name);
   if (it != scope_.end()) return it->second;
-  return parent_ ? parent_->lookup(name) : nullptr;
+  ir::Value* outer = parent_ ? parent_->lookup(name) : nullptr;
+  if (!outer) return nullptr;
+  // Constants are copied in (the bytes are shared); anything else becomes a captured input.
+  if (outer->is_constant()) {
+    ir::Value* c = graph_.add_constant(fresh_name(name), outer->constant());
+    define(name, c, "as a constant of an enclosing graph");
+    return c;
+  }
+  ir::Value* local = graph_.add_value(fresh_name(name));
+  if (outer->has_type()) local->set_type(outer->dtype(), outer->shape());
+  graph_.inputs().push_back(local);
+  captures_.push_back({outer, local});
+  define(name, local, "as a value captured from an enclosing graph");
+  return local;
+}
+
+// Every subgraph of the node gets the union of what they captured, in one order, as its
+// trailing inputs (unused ones where a branch reads less); the node gets the outer values.
+void GraphBuilder::add_captured_inputs(PendingNode& p) {
+  std::vector<ir::Value*> outer;
+  for (const auto& [g, caps] : node_subgraphs_)
+    for (const Capture& c : caps)
+      if (std::find(outer.begin(), outer.end(), c.outer) == outer.end()) outer.push_back(c.outer);
+  if (outer.empty()) return;
+  for (const auto& [g, caps] : node_subgraphs_) {
+    std::vector<ir::Value*>& inputs = g->inputs();
+    inputs.resize(inputs.size() - caps.size());  // captures were appended last
+    for (ir::Value* o : outer) {
+      auto it = std::find_if(caps.begin(), caps.end(), [&](const Capture& c) { return c.outer == o; });
+      inputs.push_back(it != caps.end() ? it->local : g->add_value(o->name()));
+    }
+  }
+  if (p.op != "If" && p.op != "Loop" && p.op != "Scan")
+    fail_node(p, "reads values of the enclosing graph in a subgraph; only If, Loop and Scan may");
+  // Loop's optional inputs before the captured ones must stay in place, omitted or not.
+  if (p.op == "Loop")
+    while (p.inputs.size() < 2) p.inputs.push_back(nullptr);
+  p.inputs.insert(p.inputs.end(), outer.begin(), outer.end());
+  p.attrs["num_captured"] = ir::Attribute(static_cast<int64_t>(outer.size()));
 }
 
 void GraphBuilder::define(const std::string& name, ir::Value* v, std::string how) {
@@ -120,6 +158,8 @@ void GraphBuilder::add_node(onnx::NodeProto& node, size_t index) {
     if (p.attrs.count(a.name())) fail_node(p, fmt::format("attribute '{}' is given twice", a.name()));
     p.attrs[a.name()] = convert_attr(a);
   }
+  add_captured_inputs(p);
+  node_subgraphs_.clear();
   int opset = model_.opsets.at(normalize_domain(node.domain()));
   const OpRule* rule = find_op_rule(node.op_type());
   if (rule && rule->convert && opset < rule->canonical_since) rule->convert(*this, p, opset);
@@ -236,7 +276,9 @@ ir::Attribute GraphBuilder::convert_attr(onnx::AttributeProto& a) {
 std::shared_ptr<ir::Graph> GraphBuilder::convert_subgraph(onnx::GraphProto& g, const std::string& attr) {
   auto sub = std::make_shared<ir::Graph>();
   sub->set_name(g.name().empty() ? fmt::format("{}_{}", node_name_, attr) : g.name());
-  GraphBuilder(model_, g, *sub, this).build();
+  GraphBuilder builder(model_, g, *sub, this);
+  builder.build();
+  node_subgraphs_.emplace_back(sub, builder.captures_);
   return sub;
 }
 

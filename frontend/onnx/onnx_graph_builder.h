@@ -23,7 +23,7 @@ class GraphBuilder final : public NodeEmitter {
  public:
   // `proto` is consumed (initializer bytes are moved out). Subgraphs see `parent`'s values.
   GraphBuilder(ModelContext& model, onnx::GraphProto& proto, ir::Graph& graph,
-               const GraphBuilder* parent);
+               GraphBuilder* parent);
   void build();
 
   ir::Value* constant(const std::string& hint, ir::Tensor t) override;
@@ -34,7 +34,10 @@ class GraphBuilder final : public NodeEmitter {
 
  private:
   bool is_main() const { return parent_ == nullptr; }
-  ir::Value* lookup(const std::string& name) const;
+  // The value of an ONNX name in this graph, or captured from an enclosing one (below).
+  ir::Value* lookup(const std::string& name);
+  // Gives the node being added the values its subgraphs captured, as trailing inputs.
+  void add_captured_inputs(PendingNode& p);
   void define(const std::string& name, ir::Value* v, std::string how);
   void add_initializers();
   void add_inputs();
@@ -50,7 +53,16 @@ class GraphBuilder final : public NodeEmitter {
   ModelContext& model_;
   onnx::GraphProto& proto_;
   ir::Graph& graph_;
-  const GraphBuilder* parent_;
+  GraphBuilder* parent_;
+  // A subgraph reads an enclosing graph's value through an input of its own, appended after its
+  // declared inputs: (value in the parent, that input), in the order first read.
+  struct Capture {
+    ir::Value* outer;
+    ir::Value* local;
+  };
+  std::vector<Capture> captures_;
+  // The subgraphs of the node being added and what each captured.
+  std::vector<std::pair<std::shared_ptr<ir::Graph>, std::vector<Capture>>> node_subgraphs_;
   TypeHints hints_;
   std::map<std::string, ir::Value*> scope_;    // ONNX name -> value defined in this graph
   std::map<std::string, std::string> how_;     // ONNX name -> "by node 'n' (Op)", for messages

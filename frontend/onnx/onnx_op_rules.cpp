@@ -383,6 +383,8 @@ const std::vector<OpRule>& rules() {
       {.op_type = "Squeeze", .canonical_since = 13, .convert = convert_axes},
       {.op_type = "Unsqueeze", .canonical_since = 13, .check = check_unsqueeze, .convert = convert_axes},
       {.op_type = "Clip", .canonical_since = 11, .convert = convert_clip},
+      // Opset 8's Scan has a batch axis and sequence_lens; it was replaced in opset 9.
+      {.op_type = "Scan", .canonical_since = 9},
       {.op_type = "Softmax", .canonical_since = 13,
        .emits = {"Softmax", "Flatten", "Shape", "Reshape"}, .convert = convert_softmax},
       {.op_type = "LogSoftmax", .canonical_since = 13,
