@@ -84,7 +84,8 @@ bool loop_runs_to_trip_count(const Node& loop) {
   return constant_true(cond) || cond == body.inputs()[1];
 }
 
-ScanLayout scan_layout(const Node& scan) {
+ScanLayout scan_layout(const Node& scan, const std::vector<int64_t>& input_ranks,
+                       const std::vector<int64_t>& output_ranks) {
   const Graph& body = *scan.attr("body").g();
   const size_t n = scan_state_count(scan);
   const auto m = static_cast<size_t>(scan.i("num_scan_inputs"));
@@ -103,7 +104,7 @@ ScanLayout scan_layout(const Node& scan) {
   l.output_directions = list("scan_output_directions", k, 0);
   for (size_t j = 0; j < m; ++j) {
     const Value* x = scan.input(n + j);
-    auto rank = static_cast<int64_t>(x->shape().rank());
+    auto rank = j < input_ranks.size() ? input_ranks[j] : static_cast<int64_t>(x->shape().rank());
     int64_t& a = l.input_axes[j];
     if (a < -rank || a >= rank)
       fail("{}: scan_input_axes[{}] = {} is out of range for rank {}", scan.describe(), j, a, rank);
@@ -111,7 +112,8 @@ ScanLayout scan_layout(const Node& scan) {
   }
   for (size_t j = 0; j < k; ++j) {
     const Value* y = body.outputs()[n + j];
-    auto rank = static_cast<int64_t>(y->shape().rank()) + 1;
+    if (j < output_ranks.size() && output_ranks[j] < 0) continue;  // not known yet
+    auto rank = (j < output_ranks.size() ? output_ranks[j] : static_cast<int64_t>(y->shape().rank())) + 1;
     int64_t& a = l.output_axes[j];
     if (a < -rank || a >= rank)
       fail("{}: scan_output_axes[{}] = {} is out of range for rank {}", scan.describe(), j, a, rank);

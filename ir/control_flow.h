@@ -43,6 +43,9 @@ struct ScanLayout {
   std::vector<int64_t> input_axes, input_directions;    // per scan input
   std::vector<int64_t> output_axes, output_directions;  // per scan output
 };
-ScanLayout scan_layout(const Node& scan);
+// The ranks come from the values' types, or from `input_ranks`/`output_ranks` where given (the
+// reference implementation, which runs graphs no shape rule has typed).
+ScanLayout scan_layout(const Node& scan, const std::vector<int64_t>& input_ranks = {},
+                       const std::vector<int64_t>& output_ranks = {});
 
 }  // namespace kiln::ir

@@ -128,14 +128,18 @@ void infer_loop(Node& node) {
 }
 
 // Stacks equally shaped tensors along a new `axis`.
-Tensor stack(const Node& node, const std::vector<Tensor>& parts, DType dtype, const Shape& part_shape, int64_t axis) {
+// With no parts (no iteration ran), the element type is the body output's.
+Tensor stack(const Node& node, const std::vector<Tensor>& parts, const Value* element, int64_t axis) {
   std::vector<int64_t> dims;
+  DType dtype;
   if (!parts.empty()) {
     dims = parts[0].dims();
+    dtype = parts[0].dtype();
   } else {
-    if (!part_shape.is_static())
-      fail("{}: no iteration ran, and a scan output's element shape {} is not known", node.describe(), part_shape.str());
-    for (const Dim& d : part_shape.dims()) dims.push_back(d.value());
+    if (!element->has_type() || !element->shape().is_static())
+      fail("{}: no iteration ran, and scan output '{}' has no known element shape", node.describe(), element->name());
+    for (const Dim& d : element->shape().dims()) dims.push_back(d.value());
+    dtype = element->dtype();
   }
   for (const Tensor& p : parts)
     if (p.dims() != dims || p.dtype() != dtype)
@@ -183,7 +187,7 @@ void eval_loop(const Node& node, std::span<const Tensor* const> inputs, std::vec
       outputs[i] = std::move(carried[i]);
     } else {
       const Value* y = body.outputs()[1 + i];
-      outputs[i] = stack(node, scans[i - n], y->dtype(), y->shape(), 0);
+      outputs[i] = stack(node, scans[i - n], y, 0);
     }
   }
 }
@@ -261,7 +265,9 @@ void eval_scan(const Node& node, std::span<const Tensor* const> inputs, std::vec
   const auto m = static_cast<size_t>(node.i("num_scan_inputs"));
   const Graph& body = body_of(node, "body");
   const size_t k = body.outputs().size() - n;
-  const ScanLayout layout = scan_layout(node);
+  std::vector<int64_t> in_ranks;
+  for (size_t j = 0; j < m; ++j) in_ranks.push_back(inputs[n + j]->rank());
+  ScanLayout layout = scan_layout(node, in_ranks, std::vector<int64_t>(k, -1));
   const int64_t steps = inputs[n]->dims()[layout.input_axes[0]];
   for (size_t j = 1; j < m; ++j)
     if (inputs[n + j]->dims()[layout.input_axes[j]] != steps)
@@ -280,12 +286,17 @@ void eval_scan(const Node& node, std::span<const Tensor* const> inputs, std::vec
     for (size_t i = 0; i < n; ++i) states[i] = std::move(results[i]);
     for (size_t j = 0; j < k; ++j) scans[j].push_back(std::move(results[n + j]));
   }
+  if (steps > 0) {  // the output axes are relative to the parts' rank
+    std::vector<int64_t> out_ranks;
+    for (size_t j = 0; j < k; ++j) out_ranks.push_back(scans[j][0].rank());
+    layout = scan_layout(node, in_ranks, out_ranks);
+  }
   outputs.resize(n + k);
   for (size_t i = 0; i < n; ++i) outputs[i] = std::move(states[i]);
   for (size_t j = 0; j < k; ++j) {
     if (layout.output_directions[j]) std::reverse(scans[j].begin(), scans[j].end());
     const Value* y = body.outputs()[n + j];
-    outputs[n + j] = stack(node, scans[j], y->dtype(), y->shape(), layout.output_axes[j]);
+    outputs[n + j] = stack(node, scans[j], y, layout.output_axes[j]);
   }
 }
 
