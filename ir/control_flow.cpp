@@ -35,8 +35,28 @@ void infer_body(const Node& owner, Graph& body, const std::vector<ValueType>& ty
     Value* in = body.inputs()[i];
     if (!in->is_constant()) in->set_type(types[i].dtype, types[i].shape);
   }
+  // Results known at compile time are folded as they are typed, as fold_constants does in the
+  // main graph: shapes and conditions computed inside a body (an If on a rank) resolve here.
+  std::vector<Node*> nodes;
+  for (const auto& n : body.nodes()) nodes.push_back(n.get());
   try {
-    for (const auto& n : body.nodes()) infer_node(*n);
+    for (Node* n : nodes) {
+      infer_node(*n);
+      if (n->def().fold)
+        if (auto results = n->def().fold(*n)) {
+          body.fold_node(n, std::move(*results));
+          continue;
+        }
+      bool known = n->op() != "If" && n->op() != "Loop" && n->op() != "Scan";
+      int64_t bytes = 0;
+      for (const Value* v : n->inputs()) known = known && (!v || v->is_constant());
+      for (const Value* v : n->outputs())
+        bytes += v->shape().is_static() ? v->shape().numel() * static_cast<int64_t>(dtype_size(v->dtype())) : (1 << 30);
+      if (!known || bytes > (1 << 16)) continue;  // small results only: shapes, indices, conditions
+      std::vector<const Tensor*> args;
+      for (const Value* v : n->inputs()) args.push_back(v ? &v->constant() : nullptr);
+      body.fold_node(n, eval_node(*n, args));
+    }
   } catch (const Error& e) {
     fail("{}: body '{}': {}", owner.describe(), body.name(), e.what());
   }

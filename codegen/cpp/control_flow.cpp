@@ -108,6 +108,12 @@ std::string captured_args(EmitContext& ctx, const ir::Node& node) {
   return s;
 }
 
+// "then_branch" or "else_branch" when that branch could not be typed (ir/ops/control_flow.cpp).
+std::string untyped_branch(const ir::Node& node) {
+  const std::string& u = node.s("untyped_branch");
+  return u.substr(0, u.find(':'));
+}
+
 std::string call(const BodyFunctions& bodies, const ir::Graph& g) {
   return fmt::format("if (const int rc = {}(ctx, S, kiln_in, kiln_out)) return rc;", function_of(bodies, g).name);
 }
@@ -118,10 +124,16 @@ void emit_if(EmitContext& ctx, const ir::Node& node, const BodyFunctions& bodies
   ctx.line(fmt::format("unsigned char* const S = {};", ctx.scratch(node)));
   ctx.line(fmt::format("const void* const kiln_in[] = {{{}nullptr}};", captured_args(ctx, node)));
   ctx.line(fmt::format("void* const kiln_out[] = {{{}}};", array_of(outs)));
+  auto branch = [&](const char* attr) {
+    if (untyped_branch(node) != attr) return call(bodies, body(node, attr));
+    const std::string& why = node.s("untyped_branch");
+    return ctx.fail_stmt(node, fmt::format("the {} cannot run on these input shapes ({})", attr,
+                                           why.substr(why.find(':') + 2)));
+  };
   ctx.line(fmt::format("if (*{}) {{", ctx.in(node, 0)));
-  ctx.line("  " + call(bodies, body(node, "then_branch")));
+  ctx.line("  " + branch("then_branch"));
   ctx.line("} else {");
-  ctx.line("  " + call(bodies, body(node, "else_branch")));
+  ctx.line("  " + branch("else_branch"));
   ctx.line("}");
 }
 
@@ -224,8 +236,11 @@ bool is_control_flow(const ir::Node& node) {
 }
 
 std::vector<const ir::Graph*> bodies_of(const ir::Node& node) {
-  if (node.op() == "If") return {node.attr("then_branch").g().get(), node.attr("else_branch").g().get()};
-  return {node.attr("body").g().get()};
+  if (node.op() != "If") return {node.attr("body").g().get()};
+  std::vector<const ir::Graph*> bodies;
+  for (const char* b : {"then_branch", "else_branch"})
+    if (untyped_branch(node) != b) bodies.push_back(node.attr(b).g().get());
+  return bodies;
 }
 
 size_t control_flow_scratch(const ir::Node& node, const BodyFunctions& bodies) {

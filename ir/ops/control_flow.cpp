@@ -52,8 +52,43 @@ void infer_if(Node& node) {
   Graph& then_g = body_of(node, "then_branch");
   Graph& else_g = body_of(node, "else_branch");
   std::vector<ValueType> captured = captured_types(node);
-  infer_body(node, then_g, captured);
-  infer_body(node, else_g, captured);
+  // On a condition known at compile time only the branch taken counts (the other may not even
+  // type-check with these inputs: an If on a rank).
+  const Value* cond = node.input(0);
+  if (cond->is_constant() && cond->constant().numel() == 1) {
+    Graph& taken = cond->constant().as_int64(0) != 0 ? then_g : else_g;
+    infer_body(node, taken, captured);
+    if (taken.outputs().size() != node.num_outputs())
+      fail("{}: has {} outputs, its branch gives {}", node.describe(), node.num_outputs(), taken.outputs().size());
+    for (size_t i = 0; i < node.num_outputs(); ++i)
+      node.output(i)->set_type(taken.outputs()[i]->dtype(), taken.outputs()[i]->shape());
+    return;
+  }
+  // A branch that cannot be typed with these inputs (silero-vad's 8 kHz branch on a 16 kHz chunk)
+  // is recorded, and running it is a run-time error; both failing is a compile-time one.
+  std::string then_error, else_error;
+  try {
+    infer_body(node, then_g, captured);
+  } catch (const Error& e) {
+    then_error = e.what();
+  }
+  try {
+    infer_body(node, else_g, captured);
+  } catch (const Error& e) {
+    else_error = e.what();
+  }
+  if (!then_error.empty() && !else_error.empty()) throw Error(then_error);
+  node.set_attr("untyped_branch", then_error.empty() && else_error.empty() ? std::string()
+                                  : !then_error.empty()                     ? "then_branch: " + then_error
+                                                                            : "else_branch: " + else_error);
+  if (!then_error.empty() || !else_error.empty()) {
+    const Graph& typed = then_error.empty() ? then_g : else_g;
+    if (typed.outputs().size() != node.num_outputs())
+      fail("{}: has {} outputs, its branch gives {}", node.describe(), node.num_outputs(), typed.outputs().size());
+    for (size_t i = 0; i < node.num_outputs(); ++i)
+      node.output(i)->set_type(typed.outputs()[i]->dtype(), typed.outputs()[i]->shape());
+    return;
+  }
   if (then_g.outputs().size() != node.num_outputs() || else_g.outputs().size() != node.num_outputs())
     fail("{}: has {} outputs, its branches give {} and {}", node.describe(), node.num_outputs(),
          then_g.outputs().size(), else_g.outputs().size());
@@ -317,7 +352,10 @@ void register_control_flow_ops(Registry& r) {
       .inputs = {{"cond"}, {"captured", true, true}},
       .outputs = numbered_outputs("outputs", 256),
       .attrs = {{"else_branch", AttrType::Graph, std::nullopt}, captured,
-                {"then_branch", AttrType::Graph, std::nullopt}},
+                {"then_branch", AttrType::Graph, std::nullopt},
+                // Set by the shape rule: "then_branch: why" when that branch cannot be typed with
+                // these inputs (running it fails), "" when both can.
+                {"untyped_branch", AttrType::String, Attribute(std::string())}},
       .infer = infer_if,
       .eval = eval_if,
   });
