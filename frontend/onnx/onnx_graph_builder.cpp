@@ -156,6 +156,9 @@ void GraphBuilder::add_node(onnx::NodeProto& node, size_t index) {
   p.outputs.assign(node.output().begin(), node.output().end());
   for (auto& a : *node.mutable_attribute()) {
     if (p.attrs.count(a.name())) fail_node(p, fmt::format("attribute '{}' is given twice", a.name()));
+    // Attributes the IR's control-flow ops keep for themselves (ir/control_flow.h).
+    if (a.name() == "num_captured" || a.name() == "untyped_branch")
+      fail_node(p, fmt::format("attribute '{}' is not an ONNX attribute", a.name()));
     p.attrs[a.name()] = convert_attr(a);
   }
   add_captured_inputs(p);

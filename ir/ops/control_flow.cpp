@@ -57,6 +57,7 @@ void infer_if(Node& node) {
   const Value* cond = node.input(0);
   if (cond->is_constant() && cond->constant().numel() == 1) {
     Graph& taken = cond->constant().as_int64(0) != 0 ? then_g : else_g;
+    node.set_attr("untyped_branch", std::string());
     infer_body(node, taken, captured);
     if (taken.outputs().size() != node.num_outputs())
       fail("{}: has {} outputs, its branch gives {}", node.describe(), node.num_outputs(), taken.outputs().size());

@@ -382,7 +382,7 @@ void register_indexing_ops(Registry& r) {
   r.add(OpDef{
       .name = "OneHot",
       .summary = "values[1] where the new axis matches the index, values[0] elsewhere",
-      .inputs = {{"indices"}, {"depth"}, {"values"}},
+      .inputs = {{"indices"}, {.name = "depth", .sets_output_shape = true}, {"values"}},
       .outputs = {"output"},
       .attrs = {{"axis", AttrType::Int, Attribute(int64_t{-1})}},
       .infer = infer_onehot,

@@ -333,7 +333,7 @@ void register_reduce_ops(Registry& r) {
   r.add(OpDef{
       .name = "TopK",
       .summary = "the k largest (or smallest) values along axis and their indices, sorted",
-      .inputs = {{"X"}, {"K"}},
+      .inputs = {{"X"}, {.name = "K", .sets_output_shape = true}},
       .outputs = {"Values", "Indices"},
       .attrs = {{"axis", AttrType::Int, Attribute(int64_t{-1})},
                 {"largest", AttrType::Int, Attribute(int64_t{1})},

@@ -14,11 +14,12 @@ int64_t checked_mul(const Node& node, int64_t a, int64_t b) {
   return r;
 }
 
-// A 1-D int64 input (shape or axes): its constant value, or nullopt if not known.
+// A 1-D int64 input (shape or axes): its constant value, or nullopt if not known. A scalar
+// counts as a list of one, as ONNX Runtime and ONNX's own function bodies (AffineGrid's) have it.
 std::optional<std::vector<int64_t>> int_list_input(const Node& node, size_t input) {
   const Value* v = node.input(input);
   require_dtype(node, input, {DType::I64});
-  if (v->shape().rank() != 1)
+  if (v->shape().rank() > 1)
     fail("{}: input '{}' must be 1-D, got {}", node.describe(), v->name(), v->shape().str());
   if (v->is_constant()) return v->constant().to_int64_vector();
   // The output of a Constant node (exporters write axes and shapes so) is known before
@@ -26,13 +27,14 @@ std::optional<std::vector<int64_t>> int_list_input(const Node& node, size_t inpu
   const Node* p = v->producer();
   if (p != nullptr && p->op() == "Constant" && p->has_attr("value")) {
     const Tensor& t = p->attr("value").t();
-    if (t.defined() && t.dtype() == DType::I64 && t.rank() == 1) return t.to_int64_vector();
+    if (t.defined() && t.dtype() == DType::I64 && t.rank() <= 1) return t.to_int64_vector();
   }
   return std::nullopt;
 }
 
 // The length of a 1-D input whose values are unknown; fails if that is unknown too.
 int64_t int_list_length(const Node& node, size_t input) {
+  if (node.input(input)->shape().rank() == 0) return 1;
   const Dim& d = node.input(input)->shape()[0];
   if (!d.is_static())
     fail("{}: input '{}' is neither constant nor of known length, output rank is unknown",

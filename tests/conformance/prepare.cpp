@@ -104,7 +104,9 @@ Outcome interpret_case(const Case& c, const ir::Graph& graph) {
 // Whether compiling failed only because some shape is not known before run time.
 bool needs_static_values(const std::string& message) {
   return message.find("give each symbolic dim") != std::string::npos ||
-         message.find("known at compile time") != std::string::npos;
+         message.find("known at compile time") != std::string::npos ||
+         message.find("needs static dims") != std::string::npos ||                  // Squeeze of [?, ...]
+         message.find("neither constant nor of known length") != std::string::npos;  // a computed shape
 }
 
 // Whether some node reads `v` where its op says the values decide the output's shape
@@ -130,8 +132,19 @@ codegen::cpp::GeneratedModel generate(const Case& c, ir::Graph& graph, const std
   for (size_t k = 0; k < inputs.size(); ++k) declared[k]->set_type(inputs[k].dtype(), inputs[k].shape());
   kept.clear();
   frozen.clear();
+  // An int64 input may be data (TopK's x): when freezing every int64 input would leave none,
+  // only those whose values decide an output's shape are frozen.
+  bool only_shape_setting = false;
+  if (freeze) {
+    bool any_kept = false;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      any_kept = any_kept || !(inputs[k].dtype() == ir::DType::I64 || sets_output_shape(graph, declared[k]));
+    only_shape_setting = !any_kept;
+  }
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (freeze && (inputs[k].dtype() == ir::DType::I64 || sets_output_shape(graph, declared[k]))) frozen += (frozen.empty() ? "'" : ", '") + declared[k]->name() + "'";
+    const bool shape_setting = sets_output_shape(graph, declared[k]);
+    if (freeze && (shape_setting || (!only_shape_setting && inputs[k].dtype() == ir::DType::I64)))
+      frozen += (frozen.empty() ? "'" : ", '") + declared[k]->name() + "'";
     else kept.push_back(k);
   }
   if (freeze) {

@@ -155,6 +155,8 @@ TEST_CASE("Unsqueeze: axes index the output, negative ones from its end") {
         "node 'n' (Unsqueeze): axis -3 is repeated in [0,-3]");
   CHECK(infer_error(t.node("Unsqueeze", {x})) ==
         "node 'n' (Unsqueeze): has 1 inputs, op takes 2 to 2");
+  // A scalar axis counts as a list of one (ONNX's AffineGrid function body writes it so).
+  CHECK(infer(t.node("Unsqueeze", {x, t.constant("s", Tensor::scalar_i64(-1))})) == sym({Dim::symbol("N"), 1}));
 }
 
 TEST_CASE("Identity and Constant") {
