@@ -96,7 +96,9 @@ std::pair<fs::path, std::vector<std::string>> runtime_objects(const CompileSetti
   if (fs::exists(cache / "complete")) return {src / "include", objects};
 
   fmt::print(log, "compiling the runtime ({} files)\n", sources.size());
-  fs::path partial = cache.string() + ".partial";
+  // Per process: conformance and conformance.harness may share the cache (KILN_CACHE_DIR) and run
+  // at once; the first to finish publishes its objects, the other uses them.
+  fs::path partial = fmt::format("{}.partial-{}", cache.string(), static_cast<long>(getpid()));
   fs::remove_all(partial);
   fs::create_directories(partial);
   std::deque<Job> jobs;
@@ -117,9 +119,16 @@ std::pair<fs::path, std::vector<std::string>> runtime_objects(const CompileSetti
   }
   run_jobs(jobs, s.jobs);
   if (!failure.empty()) fail("the runtime does not compile: {}", failure);
-  fs::remove_all(cache);
-  fs::rename(partial, cache);
-  write_file(cache / "complete", "");
+  write_file(partial / "complete", "");
+  // rename() does not replace a folder with contents: a published cache stays as it is.
+  std::error_code ec, ignored;
+  fs::rename(partial, cache, ec);
+  if (ec && !fs::exists(cache / "complete")) {  // an incomplete leftover of a killed run
+    fs::remove_all(cache, ignored);
+    fs::rename(partial, cache, ignored);
+  }
+  fs::remove_all(partial, ignored);  // not published: another process was first
+  if (!fs::exists(cache / "complete")) fail("the runtime's objects could not be published in {}", cache.string());
   return {src / "include", objects};
 }
 

@@ -133,7 +133,11 @@ int main(int argc, char** argv) {
     fs::path work = out / "work";
     fs::remove_all(work / "cases");
     o.compile.work_dir = work.string();
-    o.compile.cache_dir = (out / "cache").string();
+    // The compiled runtime is shared through KILN_CACHE_DIR when set (the test suite sets it), as
+    // kiln shares its own.
+    const char* shared_cache = std::getenv("KILN_CACHE_DIR");
+    o.compile.cache_dir = shared_cache && *shared_cache ? (fs::path(shared_cache) / "conformance").string()
+                                                        : (out / "cache").string();
 
     std::vector<Case> cases = scan_cases(o.data_dir, o.suites, o.filter);
     if (cases.empty()) kiln::fail("no case matches '{}' in {}", o.filter, o.data_dir);
