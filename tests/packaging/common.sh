@@ -21,6 +21,12 @@ install_kiln() {
   fi
 }
 
+# The sanitized build (scripts/test_sanitized.sh) compiles models with KILN_EXTRA_CXXFLAGS: the
+# programs that link them need the same flags. Its kiln also carries source paths (UBSan's
+# check sites).
+read -r -a cxx_extra <<<"${KILN_EXTRA_CXXFLAGS:-}"
+sanitized() { grep -q '^KILN_SANITIZE:STRING=.' "$1/CMakeCache.txt" 2>/dev/null; }
+
 finish() {
   [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
   echo "all passed"

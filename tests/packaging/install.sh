@@ -20,13 +20,19 @@ config=$prefix/lib/cmake/kiln
 check "installed: bin/kiln, lib/cmake/kiln/{kilnConfig,kilnConfigVersion,kilnTargets,KilnAddModel}.cmake" \
   test -x "$prefix/bin/kiln" -a -f "$config/kilnConfig.cmake" -a -f "$config/kilnConfigVersion.cmake" \
   -a -f "$config/kilnTargets.cmake" -a -f "$config/KilnAddModel.cmake"
-check "the installed files name no source or build folder" \
-  sh -c "! grep -rlF -e '$src' -e '$build' '$prefix'"
+if sanitized "$build"; then
+  check "the installed CMake files name no source or build folder" \
+    sh -c "! grep -rlF -e '$src' -e '$build' '$prefix/lib'"
+else
+  check "the installed files name no source or build folder" \
+    sh -c "! grep -rlF -e '$src' -e '$build' '$prefix'"
+fi
 check "the moved install runs: kiln --version" "$prefix/bin/kiln" --version
 
 # C++: find_package(kiln) + kiln_add_model().
 check "examples/cpp_classifier configures against the prefix" \
-  cmake -S "$src/examples/cpp_classifier" -B "$work/cpp" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
+  cmake -S "$src/examples/cpp_classifier" -B "$work/cpp" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_FLAGS="${cxx_extra[*]}"
 check "examples/cpp_classifier builds (kiln_add_model compiles the model)" cmake --build "$work/cpp"
 check "examples/cpp_classifier runs" sh -c "'$work/cpp/classify' >'$work/cpp.out'"
 

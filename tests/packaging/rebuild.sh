@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # kiln_add_model() re-runs kiln only when its inputs change: examples/cpp_classifier (against
-# an installed kiln) built, rebuilt with no change, with the model touched, with a flag
-# changed, configured again with the same flags, and with kiln itself changed; with Ninja and
-# with Makefiles (which, unlike Ninja, do not notice a changed command by themselves).
+# an installed kiln) built, rebuilt with no change, with the model touched, with kiln itself
+# changed, with a flag changed and configured again with the same flags; the flags with
+# Makefiles too (which, unlike Ninja, do not notice a changed command by themselves).
 #   rebuild.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -u
 build=$1
@@ -40,21 +40,24 @@ for generator in "${generators[@]}"; do
   dir=$work/build-${generator// /-}
   configure() {
     cmake -S "$src/examples/cpp_classifier" -B "$dir" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$work/prefix" -DCLASSIFIER_MODEL="$work/model.onnx" "$@" >"$work/configure.log" 2>&1 ||
+      -DCMAKE_PREFIX_PATH="$work/prefix" -DCLASSIFIER_MODEL="$work/model.onnx" -DCMAKE_CXX_FLAGS="${cxx_extra[*]}" "$@" \
+      >"$work/configure.log" 2>&1 ||
       { echo "FAIL configuring:"; cat "$work/configure.log"; exit 1; }
   }
   configure -DCLASSIFIER_PRECISION=fp32
   expect "$dir" "first build" ran
   expect "$dir" "no change" not
-  touch "$work/model.onnx"
-  expect "$dir" "model touched" ran
-  expect "$dir" "no change" not
+  if [ "$generator" = Ninja ]; then  # file dependencies: the same with both generators
+    touch "$work/model.onnx"
+    expect "$dir" "model touched" ran
+    expect "$dir" "no change" not
+    touch "$work/prefix/bin/kiln"
+    expect "$dir" "kiln changed" ran
+  fi
   configure -DCLASSIFIER_PRECISION=fp16
   expect "$dir" "PRECISION changed to fp16" ran
   configure -DCLASSIFIER_PRECISION=fp16
   expect "$dir" "configured again with the same flags" not
-  touch "$work/prefix/bin/kiln"
-  expect "$dir" "kiln changed" ran
   check "the rebuilt classifier runs" "$dir/classify"
 done
 finish
