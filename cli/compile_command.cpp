@@ -35,6 +35,7 @@
 #include "codegen/cpp/target.h"
 #include "ir/error.h"
 #include "ir/ops/channels_last.h"
+#include "kiln_commit.h"
 
 namespace kiln::cli {
 
@@ -351,6 +352,8 @@ int run_compile(const CompileArgs& args) {
     fail("--report runs the executable, which --target {} builds for another machine", target.triple);
   codegen::cpp::CppOptions options;
   options.name = model_name(args);
+  options.build_identity = fmt::format("kiln {} (commit {}), target {}, cpu {}", KILN_VERSION_STRING, KILN_COMMIT,
+                                       target.triple, args.cpu);
   options.source_model = fs::path(args.model).filename().string();
   options.external_weights = args.weights == "external";
   options.test_hooks = test_hooks_from_env();

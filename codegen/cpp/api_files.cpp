@@ -38,7 +38,7 @@ std::string header_comment(const CppOptions& options) {
 
 }  // namespace
 
-std::string api_header(const ir::Graph& graph, const CppOptions& options) {
+std::string api_header(const ir::Graph& graph, const CppOptions& options, const std::string& content_hash) {
   return fmt::format(R"cpp(/* {comment}
  *
  * C API of the compiled model '{N}':
@@ -58,6 +58,10 @@ std::string api_header(const ir::Graph& graph, const CppOptions& options) {
  */
 #ifndef KILN_MODEL_{N}_H_
 #define KILN_MODEL_{N}_H_
+
+/* A hash (64-bit FNV-1a) of what lib{N} is built from: the generated code, the weights,
+ * kiln's version, the target and --cpu. Equal values: interchangeable builds of the model. */
+#define KILN_MODEL_{N}_HASH "{hash}"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -181,7 +185,7 @@ class {N} {{
 #endif  /* KILN_MODEL_{N}_H_ */
 )cpp",
                      fmt::arg("comment", header_comment(options)), fmt::arg("N", options.name),
-                     fmt::arg("signature", signature_comment(graph)));
+                     fmt::arg("signature", signature_comment(graph)), fmt::arg("hash", content_hash));
 }
 
 std::string metadata_source(const ir::Graph& graph, const CppOptions& options) {

@@ -9,7 +9,9 @@
 
 namespace kiln::codegen::cpp {
 
-std::string api_header(const ir::Graph& graph, const CppOptions& options);
+// `content_hash`: of everything the libraries are built from (generate_cpp), in NAME.h as
+// KILN_MODEL_<NAME>_HASH.
+std::string api_header(const ir::Graph& graph, const CppOptions& options, const std::string& content_hash);
 std::string metadata_source(const ir::Graph& graph, const CppOptions& options);
 std::string main_source(const CppOptions& options);
 std::string weights_source(const CppOptions& options);

@@ -39,15 +39,18 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
+// Absolute when given as a relative path ("./g++"), since compilers run in the sources' folder.
 std::string compiler(const BuildOptions& options) {
-  if (!options.cxx.empty()) return options.cxx;
   const char* env = std::getenv("CXX");
-  return env && *env ? env : "c++";
+  std::string cxx = !options.cxx.empty() ? options.cxx : env && *env ? env : "c++";
+  if (cxx.find('/') != std::string::npos && fs::path(cxx).is_relative()) cxx = fs::absolute(cxx).string();
+  return cxx;
 }
 
 struct Command {
   std::vector<std::string> argv;
   std::string what;  // for messages: the file being built
+  fs::path cwd;      // where it runs (absolute); empty: kiln's working directory
 };
 
 // Runs commands, `jobs` at a time; fails with the first failure's compiler output. With
@@ -94,6 +97,7 @@ void run_commands(const std::vector<Command>& commands, const BuildOptions& opti
       posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       posix_spawn_file_actions_adddup2(&actions, 1, 2);
       posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+      if (!c.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, c.cwd.c_str());
       pid_t pid = 0;
       int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
       posix_spawn_file_actions_destroy(&actions);
@@ -131,6 +135,13 @@ std::vector<std::string> compile_flags(const BuildOptions& options) {
   for (std::string& f : extra_flags()) flags.push_back(std::move(f));
   return flags;
 }
+
+// Written into every object in place of the folder the sources are in (a temporary folder
+// beside OUTDIR, named after kiln's process): __FILE__ and, with -g in $KILN_EXTRA_CXXFLAGS,
+// the debug info then name "./model.cpp", so the same model gives the same bytes wherever
+// it is compiled and whichever compile filled the runtime cache. Not part of the cache key.
+// The compilers run in src_dir too, since the debug info also names the working directory.
+std::string prefix_map(const fs::path& src_dir) { return "-ffile-prefix-map=" + src_dir.string() + "=."; }
 
 // A 64-bit FNV-1a hash, for cache keys.
 uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
@@ -189,9 +200,9 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
   fs::create_directories(build_dir);
   std::vector<Command> commands;
   for (const std::string& s : sources) {
-    Command c{{cxx}, "runtime " + s};
+    Command c{{cxx}, "runtime " + s, src_dir};
     c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-    c.argv.insert(c.argv.end(), {"-I", (src_dir / "runtime/include").string(), "-c",
+    c.argv.insert(c.argv.end(), {prefix_map(src_dir), "-I", (src_dir / "runtime/include").string(), "-c",
                                  (src_dir / "runtime" / s).string(), "-o",
                                  (build_dir / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
@@ -226,9 +237,9 @@ void write_sources(const GeneratedModel& model, const fs::path& src_dir) {
   for (const EmbeddedFile& f : runtime_files()) write_file(src_dir / "runtime" / f.path, f.data);
 }
 
-void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path& out_dir,
-           const BuildOptions& options) {
+void build(const GeneratedModel& model, const fs::path& src, const fs::path& out, const BuildOptions& options) {
   if (!options.exe && !options.lib && !options.shared) return;
+  const fs::path src_dir = fs::absolute(src), out_dir = fs::absolute(out);  // compilers run in src_dir
   fs::path work = out_dir / ".build";
   fs::create_directories(work);
   std::vector<fs::path> rt_objects = runtime_objects(src_dir, options, work);
@@ -240,9 +251,9 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
   if (options.exe) model_sources.push_back("main.cpp");
   std::vector<Command> commands;
   for (const std::string& s : model_sources) {
-    Command c{{cxx}, s};
+    Command c{{cxx}, s, src_dir};
     c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-    c.argv.insert(c.argv.end(), {"-I", src_dir.string(), "-I", (src_dir / "runtime/include").string(),
+    c.argv.insert(c.argv.end(), {prefix_map(src_dir), "-I", src_dir.string(), "-I", (src_dir / "runtime/include").string(),
                                  "-Wa,-I," + src_dir.string(), "-c", (src_dir / s).string(), "-o",
                                  (work / (fs::path(s).stem().string() + ".o")).string()});
     commands.push_back(std::move(c));
@@ -257,7 +268,9 @@ void build(const GeneratedModel& model, const fs::path& src_dir, const fs::path&
   std::vector<Command> links;
   fs::path archive = (options.lib ? out_dir : work) / ("lib" + model.name + ".a");
   if (options.lib || options.exe) {
-    Command ar{{options.ar, "rcs", archive.string()}, archive.filename().string()};
+    // D: zero timestamps, owners and modes in the archive (the default of Debian's ar, not of
+    // every ar), so that libNAME.a is reproducible.
+    Command ar{{options.ar, "rcsD", archive.string()}, archive.filename().string()};
     ar.argv.insert(ar.argv.end(), objects.begin(), objects.end());
     links.push_back(std::move(ar));
   }

@@ -551,6 +551,12 @@ bool is_reserved_name(const std::string& id) {
 
 namespace {
 
+// 64-bit FNV-1a: NAME.h's KILN_MODEL_<NAME>_HASH (an identity, not a security measure).
+uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 bool all_static(const std::vector<ir::Value*>& values) {
   for (const ir::Value* v : values)
     if (v && (!v->has_type() || !v->shape().is_static())) return false;
@@ -638,7 +644,6 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   GeneratedModel out;
   out.name = options.name;
   out.files["model.cpp"] = model_source(graph, options, model, main);
-  out.files[options.name + ".h"] = api_header(graph, options);
   out.files["main.cpp"] = main_source(options);
   out.files["metadata.cpp"] = metadata_source(graph, options);
   if (!options.external_weights)
@@ -652,6 +657,11 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   out.bf16_gemm_widened_bytes = model.weights.widened_gemm_b_bytes();
   out.weights = model.weights.take_bytes();
   out.plan = main.plan.memory;
+  // The header last: it carries the hash of all the rest (files in name order).
+  uint64_t hash = fnv1a(options.build_identity);
+  for (const auto& [path, text] : out.files) hash = fnv1a(text, fnv1a(path, hash));
+  hash = fnv1a(out.weights, hash);
+  out.files[options.name + ".h"] = api_header(graph, options, fmt::format("{:016x}", hash));
   return out;
 }
 

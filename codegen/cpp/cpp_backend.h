@@ -30,6 +30,9 @@ struct CppOptions {
   passes::Precision precision = passes::Precision::FP32;
   EmitOptions emit;  // how nodes become code (--conv-algo)
   TestHooks test_hooks;
+  // What else decides the binaries (kiln's version and commit, the target, --cpu): hashed with
+  // the generated code and the weights into NAME.h's KILN_MODEL_<NAME>_HASH.
+  std::string build_identity;
 };
 
 struct GeneratedModel {
