@@ -62,7 +62,7 @@ typedef float vec16 __attribute__((vector_size(kB * sizeof(float))));
 // 16 channels of block 0 at row + (iw + p * sw) * 16 (plain: channel c of position p at
 // row + c * x_block + iw + p * sw).
 template <int F, int P, bool kAll, bool kPlain>
-__attribute__((always_inline)) inline void tap(const Tile& t, const float* __restrict row, int64_t iw,
+KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void tap(const Tile& t, const float* __restrict row, int64_t iw,
                                                const float* __restrict w, int lo, int hi, vec16 (&acc)[P][F]) {
   int64_t off[P];
 #pragma GCC unroll 6
@@ -103,7 +103,7 @@ __attribute__((always_inline)) inline void tap(const Tile& t, const float* __res
 }
 
 template <int F, int P, bool kPlain>
-__attribute__((always_inline)) inline void vector_tile(const Tile& t) {
+KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void vector_tile(const Tile& t) {
   vec16 acc[P][F] = {};
   if (!t.first)
 #pragma GCC unroll 4
@@ -200,7 +200,7 @@ void portable_tile(const Tile& t, int F, int P, bool plain) {
 
 // One input channel: its 16 weights against the P positions' values (x + off[p]).
 template <int P, bool kAll>
-KILN_AVX2_FMA __attribute__((always_inline)) inline void step_avx2(const float* __restrict x, const float* __restrict wk,
+KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void step_avx2(const float* __restrict x, const float* __restrict wk,
                                                                    const int64_t (&off)[P], int lo, int hi,
                                                                    __m256 (&acc)[P][2]) {
   const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
@@ -214,7 +214,7 @@ KILN_AVX2_FMA __attribute__((always_inline)) inline void step_avx2(const float* 
 }
 
 template <int P, bool kAll, bool kPlain>
-KILN_AVX2_FMA __attribute__((always_inline)) inline void tap_avx2(const Tile& t, const float* __restrict row, int64_t iw,
+KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void tap_avx2(const Tile& t, const float* __restrict row, int64_t iw,
                                                                   const float* __restrict w, int lo, int hi,
                                                                   __m256 (&acc)[P][2]) {
   int64_t off[P];
@@ -233,7 +233,7 @@ KILN_AVX2_FMA __attribute__((always_inline)) inline void tap_avx2(const Tile& t,
 }
 
 template <int P, bool kPlain>
-KILN_AVX2_FMA void tile_avx2(const Tile& t) {
+KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS void tile_avx2(const Tile& t) {
   __m256 acc[P][2];
 #pragma GCC unroll 6
   for (int p = 0; p < P; ++p)
@@ -287,7 +287,7 @@ struct Kernels {
 
 #if KILN_X86_KERNELS
 template <int F, int P, bool kPlain>
-KILN_AVX512F void tile_avx512f(const Tile& t) {
+KILN_AVX512F KILN_TILE_NO_POINTER_CHECKS void tile_avx512f(const Tile& t) {
   vector_tile<F, P, kPlain>(t);
 }
 
