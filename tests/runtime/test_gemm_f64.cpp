@@ -16,7 +16,22 @@ namespace {
 
 std::vector<double> random_doubles(size_t n, uint32_t seed) { return kiln_test::random_uniform<double>(n, seed); }
 
-// One case with padded leading dimensions against a long-double triple loop; the padding
+// A dot product in twice the working precision (Ogita, Rump and Oishi's Dot2: each product's
+// rounding error from an FMA, each sum's from TwoSum), so the reference is as good as a
+// double-double one. Not long double: on ARM64 that is a software quad type, and the
+// reference alone took 20 s of the cross-built run under qemu.
+struct Dot2 {
+  double hi = 0.0, lo = 0.0;
+  void add(double a, double b) {
+    const double p = a * b, pe = std::fma(a, b, -p);
+    const double s = hi + p, bb = s - hi, se = (hi - (s - bb)) + (p - bb);
+    hi = s;
+    lo += pe + se;
+  }
+  double value() const { return hi + lo; }
+};
+
+// One case with padded leading dimensions against a compensated triple loop; the padding
 // columns of C must stay untouched and beta == 0 must not read C (NaN there).
 void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, double beta, ThreadPool* pool) {
   const int64_t pad = 3;
@@ -37,11 +52,16 @@ void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
         REQUIRE(C[at] == before[at]);
         continue;
       }
-      long double s = 0;
+      Dot2 s;
       for (int64_t k = 0; k < K; ++k)
-        s += static_cast<long double>(ta ? A[static_cast<size_t>(k * lda + i)] : A[static_cast<size_t>(i * lda + k)]) *
-             (tb ? B[static_cast<size_t>(j * ldb + k)] : B[static_cast<size_t>(k * ldb + j)]);
-      const long double want = alpha * s + (beta == 0.0 ? 0.0L : beta * static_cast<long double>(before[at]));
+        s.add(ta ? A[static_cast<size_t>(k * lda + i)] : A[static_cast<size_t>(i * lda + k)],
+              tb ? B[static_cast<size_t>(j * ldb + k)] : B[static_cast<size_t>(k * ldb + j)]);
+      // alpha * s + beta * C: each product and sum compensated too.
+      Dot2 r;
+      r.add(alpha, s.hi);
+      r.add(alpha, s.lo);
+      if (beta != 0.0) r.add(beta, before[at]);
+      const double want = r.value();
       worst = std::fmax(worst, static_cast<double>(std::fabs(C[at] - want)) / (1.0 + std::sqrt(double(K))));
     }
   CHECK(worst < 1e-13);
@@ -49,7 +69,7 @@ void check_case(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
 
 }  // namespace
 
-TEST_CASE("gemm_f64 matches a long-double reference across shapes, transposes, alpha and beta") {
+TEST_CASE("gemm_f64 matches a double-double reference across shapes, transposes, alpha and beta") {
   ThreadPool pool(3);
   for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool})
     for (bool ta : {false, true})
