@@ -336,12 +336,6 @@ void eval_scan(const Node& node, std::span<const Tensor* const> inputs, std::vec
   }
 }
 
-std::vector<std::string> numbered_outputs(const std::string& base, int count) {
-  std::vector<std::string> names;
-  for (int i = 0; i < count; ++i) names.push_back(fmt::format("{}_{}", base, i));
-  return names;
-}
-
 }  // namespace
 
 void register_control_flow_ops(Registry& r) {
@@ -351,7 +345,7 @@ void register_control_flow_ops(Registry& r) {
       .summary = "runs then_branch or else_branch by a bool condition; the trailing num_captured inputs feed "
                  "both branches' trailing inputs (values they read from enclosing graphs)",
       .inputs = {{"cond"}, {"captured", true, true}},
-      .outputs = numbered_outputs("outputs", 256),
+      .outputs = numbered_names("outputs", 256),
       .attrs = {{"else_branch", AttrType::Graph, std::nullopt}, captured,
                 {"then_branch", AttrType::Graph, std::nullopt},
                 // Set by the shape rule: "then_branch: why" when that branch cannot be typed with
@@ -365,7 +359,7 @@ void register_control_flow_ops(Registry& r) {
       .summary = "runs body up to M times while its condition holds: carried values (v_initial...) go from one "
                  "iteration to the next, per-iteration scan outputs are stacked; then the captured values",
       .inputs = {{"M", true}, {"cond", true}, {"v_initial", true, true}},
-      .outputs = numbered_outputs("outputs", 256),
+      .outputs = numbered_names("outputs", 256),
       .min_outputs = 0,
       .attrs = {{"body", AttrType::Graph, std::nullopt}, captured},
       .infer = infer_loop,
@@ -376,7 +370,7 @@ void register_control_flow_ops(Registry& r) {
       .summary = "runs body once per step along the scan inputs' axes: states carried, per-step scan outputs "
                  "stacked along scan_output_axes (opset 9 and later); then the captured values",
       .inputs = {{"initial_state_and_scan_inputs", false, true}},
-      .outputs = numbered_outputs("outputs", 256),
+      .outputs = numbered_names("outputs", 256),
       .attrs = {{"body", AttrType::Graph, std::nullopt}, captured,
                 {"num_scan_inputs", AttrType::Int, std::nullopt},
                 {"scan_input_axes", AttrType::Ints, std::nullopt, true},

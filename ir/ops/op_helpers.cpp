@@ -136,4 +136,10 @@ double io_bytes(const Node& node) {
   return bytes;
 }
 
+std::vector<std::string> numbered_names(const std::string& base, int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back(fmt::format("{}_{}", base, i));
+  return names;
+}
+
 }  // namespace kiln::ir

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -95,5 +96,8 @@ void for_each_broadcast(const std::vector<int64_t>& out_dims, const std::vector<
     }
   }
 }
+
+// "base_0" .. "base_{count-1}": the names of a variadic op's inputs or outputs in its schema.
+std::vector<std::string> numbered_names(const std::string& base, int count);
 
 }  // namespace kiln::ir

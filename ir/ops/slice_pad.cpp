@@ -235,12 +235,6 @@ void eval_depth_space(const Node& node, std::span<const Tensor* const> in,
   out[0] = strided_copy(*in[0], depth_space_view(node, x)).reshaped(y);
 }
 
-std::vector<std::string> numbered(const std::string& base, int n) {
-  std::vector<std::string> v;
-  for (int i = 0; i < n; ++i) v.push_back(base + "_" + std::to_string(i));
-  return v;
-}
-
 }  // namespace
 
 // ---- shared geometry -----------------------------------------------------------------------
@@ -487,7 +481,7 @@ void register_slice_pad_ops(Registry& r) {
       .name = "Split",
       .summary = "parts along axis: sizes from split, or num_outputs equal parts (last smaller)",
       .inputs = {{"input"}, {"split", true}},
-      .outputs = numbered("outputs", 256),
+      .outputs = numbered_names("outputs", 256),
       .attrs = {{"axis", AttrType::Int, Attribute(int64_t{0})},
                 {"num_outputs", AttrType::Int, std::nullopt, true}},
       .infer = infer_split,
