@@ -10,12 +10,14 @@
 set(KILN_WHEEL_EXECUTABLE "" CACHE FILEPATH "an already built kiln for the Python wheel (skips building kiln)")
 
 if(KILN_WHEEL_EXECUTABLE)
-  if(NOT EXISTS "${KILN_WHEEL_EXECUTABLE}")
-    message(FATAL_ERROR "KILN_WHEEL_EXECUTABLE: ${KILN_WHEEL_EXECUTABLE} does not exist")
+  # pip runs the build in the source tree: a relative path is relative to it.
+  file(REAL_PATH "${KILN_WHEEL_EXECUTABLE}" exe BASE_DIRECTORY "${CMAKE_SOURCE_DIR}")
+  if(NOT EXISTS "${exe}" OR IS_DIRECTORY "${exe}")
+    message(FATAL_ERROR "KILN_WHEEL_EXECUTABLE: no kiln executable at ${exe}")
   endif()
   # pyproject.toml builds the target kiln; here it only checks that the given kiln runs.
-  add_custom_target(kiln COMMAND "${KILN_WHEEL_EXECUTABLE}" --version VERBATIM)
-  install(PROGRAMS "${KILN_WHEEL_EXECUTABLE}" DESTINATION kiln/bin RENAME kiln COMPONENT wheel)
+  add_custom_target(kiln COMMAND "${exe}" --version VERBATIM)
+  install(PROGRAMS "${exe}" DESTINATION kiln/bin RENAME kiln COMPONENT wheel)
   # `cmake --install --strip` strips installed targets only; a build tree's kiln carries its
   # debug information (150 MB of the 160).
   install(CODE "if(CMAKE_INSTALL_DO_STRIP)
