@@ -1,0 +1,194 @@
+"""kiln.load(): a compiled model's shared library (libNAME.so) run through its C API with
+ctypes (docs/reference/c_api.md)."""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import threading
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from ._compile import KilnError
+
+# KILN_DTYPE_* codes (ONNX's numbering) -> numpy dtype of the buffer. numpy has no bfloat16,
+# so it travels as its uint16 bit pattern; the storage-only types hold one element per byte
+# (a float's bit pattern, an integer's value).
+_DTYPES = {
+    1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+    9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 16: np.uint16,
+    17: np.uint8, 18: np.uint8, 19: np.uint8, 20: np.uint8, 21: np.uint8, 22: np.int8,
+    23: np.uint8, 24: np.uint8, 25: np.uint8, 26: np.int8,
+}
+
+
+class TensorInfo(NamedTuple):
+    """An input or output as the library describes it."""
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+class _Options(ctypes.Structure):  # NAME_options
+    _fields_ = [("threads", ctypes.c_int), ("weights_path", ctypes.c_char_p),
+                ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_size_t)]
+
+
+class _Tensor(ctypes.Structure):  # NAME_tensor
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("dims", ctypes.POINTER(ctypes.c_int64))]
+
+
+def load(path: str | os.PathLike, *, name: str | None = None, threads: int = 0,
+         weights_path: str | os.PathLike | None = None) -> Model:
+    """Opens libNAME.so (from `kiln compile --emit shared`) and creates a context for it.
+
+    name: the C API's prefix, by default NAME from the file name. threads: threads per run
+    (0: one per physical core). weights_path: the NAME.weights of a model compiled with
+    --weights external, by default the one beside the library.
+    """
+    return Model(path, name=name, threads=threads, weights_path=weights_path)
+
+
+class Model:
+    """A compiled model: call it with numpy arrays, positionally in input order or by input
+    name; it returns the output's array, or a tuple of arrays in output order when the model
+    has several. Inputs must have exactly the dtype and shape in `inputs` (lists and scalars
+    are converted to the input's dtype). One call runs at a time; close() (or a `with` block)
+    frees the context at once, garbage collection does otherwise.
+    """
+
+    def __init__(self, path, *, name=None, threads=0, weights_path=None):
+        self._ctx = None  # for __del__ when construction fails
+        self.path = Path(path)
+        if name is None:
+            m = re.fullmatch(r"lib(\w+)\.so", self.path.name)
+            if not m:
+                raise ValueError(f"{self.path}: not named libNAME.so, as kiln names its shared "
+                                 "libraries; give name=NAME, the prefix of its C API")
+            name = m.group(1)
+        self.name = name
+        try:
+            self._lib = ctypes.CDLL(str(self.path.resolve()))
+        except OSError as e:
+            raise KilnError(f"cannot load {self.path}: {e}") from None
+        f = self._function
+        self._create = f("create", ctypes.c_void_p, [ctypes.POINTER(_Options)])
+        self._run = f("run_checked", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_Tensor), ctypes.c_size_t,
+                                                    ctypes.POINTER(_Tensor), ctypes.c_size_t])
+        self._error = f("error", ctypes.c_char_p, [ctypes.c_void_p])
+        self._destroy = f("destroy", None, [ctypes.c_void_p])
+        self.inputs, self._raw_inputs = self._describe("input")
+        self.outputs, self._raw_outputs = self._describe("output")
+
+        if weights_path is None and (self.path.parent / f"{name}.weights").exists():
+            weights_path = self.path.parent / f"{name}.weights"  # the C default is relative to the cwd
+        options = _Options(threads, os.fsencode(weights_path) if weights_path is not None else None, None, 0)
+        ctx = self._create(ctypes.byref(options))
+        if not ctx:
+            raise MemoryError(f"{name}_create: out of memory")
+        error = self._error(ctx)
+        if error:
+            self._destroy(ctx)
+            raise KilnError(f"{self.path}: {error.decode(errors='replace')}")
+        self._ctx = ctx
+        self._lock = threading.Lock()  # a context runs on one thread at a time
+
+    def _function(self, suffix, restype, argtypes):
+        try:
+            fn = getattr(self._lib, f"{self.name}_{suffix}")
+        except AttributeError:
+            raise KilnError(f"{self.path} has no function {self.name}_{suffix}: not a model kiln "
+                            f"compiled with the name '{self.name}'") from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+        return fn
+
+    def _describe(self, kind):
+        count = self._function(f"num_{kind}s", ctypes.c_size_t, [])()
+        name = self._function(f"{kind}_name", ctypes.c_char_p, [ctypes.c_size_t])
+        dtype = self._function(f"{kind}_dtype", ctypes.c_int, [ctypes.c_size_t])
+        rank = self._function(f"{kind}_rank", ctypes.c_int, [ctypes.c_size_t])
+        dims = self._function(f"{kind}_dims", ctypes.POINTER(ctypes.c_int64), [ctypes.c_size_t])
+        infos, raw = [], []
+        for i in range(count):
+            code = dtype(i)
+            if code not in _DTYPES:
+                raise KilnError(f"{self.path}: {kind} {i} has dtype code {code}, which this kiln "
+                                "package does not know")
+            d = dims(i)
+            infos.append(TensorInfo(name(i).decode(), np.dtype(_DTYPES[code]),
+                                    tuple(d[k] for k in range(rank(i)))))
+            # run_checked is given the code and the library's own dims array, valid as long
+            # as the library is loaded.
+            raw.append((code, d))
+        return infos, raw
+
+    def __call__(self, *args, **kwargs):
+        arrays = self._input_arrays(args, kwargs)
+        outputs = [np.empty(o.shape, o.dtype) for o in self.outputs]
+        ins = self._tensors(arrays, self._raw_inputs)
+        outs = self._tensors(outputs, self._raw_outputs)
+        with self._lock:
+            if self._ctx is None:
+                raise ValueError(f"model {self.name} is closed")
+            if self._run(self._ctx, ins, len(arrays), outs, len(outputs)) != 0:
+                raise KilnError(f"{self.name}: {self._error(self._ctx).decode(errors='replace')}")
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _input_arrays(self, args, kwargs):
+        names = [i.name for i in self.inputs]
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}: takes {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{self.name}: no input '{key}'; its inputs: {', '.join(names)}")
+            if key in given:
+                raise TypeError(f"{self.name}: input '{key}' given twice, by position and by name")
+            given[key] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise TypeError(f"{self.name}: missing input(s) {', '.join(missing)}")
+        arrays = []
+        for info in self.inputs:
+            a = given[info.name]
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a, dtype=info.dtype)
+            if a.dtype != info.dtype:
+                raise TypeError(f"{self.name}: input '{info.name}' is {a.dtype}, the model takes {info.dtype}")
+            if a.shape != info.shape:
+                raise ValueError(f"{self.name}: input '{info.name}' has shape {a.shape}, the model takes {info.shape}")
+            arrays.append(np.ascontiguousarray(a))
+        return arrays
+
+    @staticmethod
+    def _tensors(arrays, raw):
+        tensors = (_Tensor * max(len(arrays), 1))()
+        for t, a, (code, dims) in zip(tensors, arrays, raw):
+            t.data, t.dtype, t.rank, t.dims = a.ctypes.data, code, a.ndim, dims
+        return tensors
+
+    def close(self) -> None:
+        """Frees the context; later calls raise ValueError."""
+        if self._ctx is not None:
+            with self._lock:
+                self._destroy(self._ctx)
+                self._ctx = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_ctx", None) is not None:
+            self.close()
+
+    def __repr__(self):
+        def side(infos):
+            return ", ".join(f"{i.name}: {i.dtype}{list(i.shape)}" for i in infos)
+        return f"<kiln.Model {self.name} ({side(self.inputs)}) -> ({side(self.outputs)})>"
