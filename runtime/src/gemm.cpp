@@ -366,9 +366,10 @@ __attribute__((always_inline)) inline void vector_edge16(int64_t kc, const float
 // Winograd's chunks of 56 tiles: 3 panels and 8), where the whole tile did twice the FMAs
 // needed. Two sums per accumulator (even and odd steps) keep 12 chains of FMAs in flight, as
 // the whole tile does. Into t, a kMR x kNR buffer as store_tile reads it (its columns 8 to 15
-// are left as they are).
-__attribute__((always_inline)) inline void vector_half(int64_t kc, const float* __restrict a,
-                                                       const float* __restrict b, float* __restrict t) {
+// are left as they are). Unused on ARM64 (neon_half).
+[[maybe_unused]] __attribute__((always_inline)) inline void vector_half(int64_t kc, const float* __restrict a,
+                                                                        const float* __restrict b,
+                                                                        float* __restrict t) {
   vec8 acc[2][kMR] = {};
   int64_t k = 0;
   for (; k + 2 <= kc; k += 2) {
