@@ -6,6 +6,7 @@
 #include "kiln/rt/conv_direct.h"
 #include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/kernel_log.h"
 #include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
@@ -960,11 +961,15 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
     return;
   }
 
+  // The direct kernels are vectorized for AVX2 + FMA only, the rest runs the GEMM.
+  const char* direct_isa = cpu_has_avx2_fma() ? "avx2" : "portable";
   if (!w_packed && conv3x3_direct_applicable(p)) {  // a stem: no column matrix to build
+    if (kernel_log_enabled()) log_conv_kernel("conv3x3_direct", direct_isa, p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
     conv3x3_direct(p, x, w, bias, y, epilogue, pool);
     return;
   }
   if (!w_packed && conv1x1_direct_applicable(p)) {  // few input channels: no packing
+    if (kernel_log_enabled()) log_conv_kernel("conv1x1_direct", direct_isa, p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
     conv1x1_direct(p, x, w, bias, y, epilogue, pool);
     return;
   }
@@ -972,6 +977,9 @@ void conv2d_f32_prepacked(const Conv2dParams& p, const float* x, const float* w,
   const int64_t cg = p.C / p.group, mg = p.M / p.group, kg = cg * p.KH * p.KW;
   const int64_t nb = chunk_cols(kg, ohw, is_pointwise(p)), chunks = (ohw + nb - 1) / nb;
   ConvGemm ga{&p, nullptr, {}, nullptr, nullptr, 0, scratch, &epilogue, mg, kg, nb, ohw, is_pointwise(p)};
+  if (kernel_log_enabled())
+    log_conv_kernel(use_transposed(p) ? "conv_gemm_transposed" : ga.pointwise ? "conv1x1_gemm" : "conv_im2col_gemm",
+                    gemm_f32_isa_name(), p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
   if (use_transposed(p)) {
     conv_transposed(ga, x, w, w_packed, bias, y, pool);
     return;

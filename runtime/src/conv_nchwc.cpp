@@ -4,14 +4,17 @@
 // input channel, F vector loads of weights and P broadcasts of the input for P * F FMAs. With
 // AVX-512 (32 registers) F = 4 and P = 6: 24 accumulators, the weights of a step reused by 6
 // positions and each input value by 64 channels; with AVX2 (16 registers, a 16-float vector in
-// two halves) F = 1. The tile's positions are contiguous in the output (and the residual), the
+// two halves) F = 1, and with NEON (32 registers of 4 floats, conv_nchwc_neon.cpp) F = 1 as
+// well. The tile's positions are contiguous in the output (and the residual), the
 // input's 16 channels of a block contiguous at each position: nothing is packed at run time.
 #include "kiln/rt/conv_nchwc.h"
 
 #include <cstring>
 #include <limits>
 
+#include "kiln/rt/conv_nchwc_tile.h"
 #include "kiln/rt/gemm_bf16.h"
+#include "kiln/rt/kernel_log.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
 #include "kiln/rt/x86_dispatch.h"
@@ -19,41 +22,8 @@
 namespace kiln::rt {
 namespace {
 
+using namespace nchwc;
 constexpr int64_t kB = kNchwcBlock;
-
-// One register tile: P output positions along a row (stride_w apart in the input) of F
-// output blocks. The input is read around the tile's row: for each kernel tap (kh, kw), row
-// ih0 + kh and columns iw0 + kw + p * sw, skipping taps and positions outside the image (the
-// zero padding). A stride-1 1x1 runs its whole plane as one row (H = 1, W = H * W). The input
-// is blocked, or plain NCHW (ConvNchwcParams::x_nchw: a stem's 3 channels), one channel a step.
-struct Tile {
-  int64_t K;        // input channels (a multiple of 16 where blocked)
-  const float* x;   // the image's input block 0 (plain: channel 0)
-  int64_t x_block;  // floats from one input block to the next (H * W * 16; plain: one channel to the next, H * W)
-  int64_t H, W, KH, KW, sw;
-  int64_t ih0, iw0;  // input row and column of the tile's first position, tap (0, 0)
-  const float* w;    // packed weights of the tile's first output block
-  int64_t w_block;   // floats from one output block's weights to the next (KH * KW * K * 16)
-  const float* bias; // the first output block's 16 biases, or nullptr
-  const float* z;    // the residual at the tile's first output value, or nullptr
-  float* y;          // the tile's first output value
-  int64_t y_block;   // floats from one output block to the next (OH * OW * 16)
-  StoreActivation act;
-  // Input channels [k0, k1) of the K summed now: the first range starts from zero, the others
-  // from the partial sums in y; only the last adds the bias and residual and applies act.
-  int64_t k0, k1;
-  bool first, last;
-};
-
-using TileFn = void (*)(const Tile& t);
-
-// Positions [lo, hi) of a tile's P whose column iw + p * sw is inside [0, W).
-inline void valid_positions(int64_t iw, int64_t sw, int64_t W, int P, int& lo, int& hi) {
-  lo = 0;
-  hi = P;
-  while (lo < P && iw + lo * sw < 0) ++lo;
-  while (hi > lo && iw + (hi - 1) * sw >= W) --hi;
-}
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef float vec16 __attribute__((vector_size(kB * sizeof(float))));
@@ -275,16 +245,6 @@ KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS void tile_avx2(const Tile& t) {
 }
 #endif
 
-constexpr int kMaxP = 6;  // positions a tile
-constexpr int kMaxF = 4;  // output blocks a tile
-
-// The tile functions for F in [1, max_f], P in [1, 6], input blocked (plain = 0) or NCHW
-// (plain = 1): fns[plain][F - 1][P - 1].
-struct Kernels {
-  TileFn fns[2][kMaxF][kMaxP] = {};
-  int max_f = 0;  // 0: portable_tile
-};
-
 #if KILN_X86_KERNELS
 template <int F, int P, bool kPlain>
 KILN_AVX512F KILN_TILE_NO_POINTER_CHECKS void tile_avx512f(const Tile& t) {
@@ -319,7 +279,14 @@ NchwcIsa best_isa() {
   if (cpu_has_avx512f()) return NchwcIsa::avx512;
   if (cpu_has_avx2_fma()) return NchwcIsa::avx2;
 #endif
+  if (cpu_has_neon()) return NchwcIsa::neon;
   return NchwcIsa::portable;
+}
+
+// The family `isa` names: automatic becomes the best this CPU has.
+NchwcIsa resolve(NchwcIsa isa) {
+  static const NchwcIsa best = best_isa();
+  return isa == NchwcIsa::automatic ? best : isa;
 }
 
 Kernels kernels_for(NchwcIsa isa) {
@@ -340,18 +307,22 @@ Kernels kernels_for(NchwcIsa isa) {
     fill_avx2_fma<true>(k);
     k.max_f = 1;
   }
-#else
-  (void)isa;
 #endif
+  if (isa == NchwcIsa::neon) fill_neon(k);
   return k;
 }
 
 const Kernels& kernels(NchwcIsa isa) {
   static const Kernels portable = kernels_for(NchwcIsa::portable), avx2 = kernels_for(NchwcIsa::avx2),
-                       avx512 = kernels_for(NchwcIsa::avx512);
-  static const NchwcIsa best = best_isa();
-  if (isa == NchwcIsa::automatic) isa = best;
-  return isa == NchwcIsa::avx512 ? avx512 : isa == NchwcIsa::avx2 ? avx2 : portable;
+                       avx512 = kernels_for(NchwcIsa::avx512), neon = kernels_for(NchwcIsa::neon);
+  switch (resolve(isa)) {
+    case NchwcIsa::avx512: return avx512;
+    case NchwcIsa::avx2: return avx2;
+    case NchwcIsa::neon: return neon;
+    case NchwcIsa::automatic:
+    case NchwcIsa::portable: break;
+  }
+  return portable;
 }
 
 // Positions a unit of work takes along a row (stride 1: along the whole plane, which is then
@@ -657,17 +628,32 @@ bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept {
     case NchwcIsa::portable: return true;
     case NchwcIsa::avx2: return KILN_X86_KERNELS && cpu_has_avx2_fma();
     case NchwcIsa::avx512: return KILN_X86_KERNELS && cpu_has_avx512f();
+    case NchwcIsa::neon: return cpu_has_neon();
   }
   return false;
+}
+
+const char* conv_nchwc_isa_name(NchwcIsa isa) noexcept {
+  switch (resolve(conv_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic)) {
+    case NchwcIsa::avx512: return "avx512";
+    case NchwcIsa::avx2: return "avx2";
+    case NchwcIsa::neon: return "neon";
+    case NchwcIsa::automatic:
+    case NchwcIsa::portable: break;
+  }
+  return "portable";
 }
 
 void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
                     const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa,
                     const uint16_t* w_bf16) noexcept {
   if (w_bf16 != nullptr && gemm_bf16_native() && conv_nchwc_bf16_applicable(p)) {
+    if (kernel_log_enabled()) log_conv_kernel("conv_nchwc_bf16", "avx512_bf16", p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
     conv_nchwc_bf16(p, x, w_bf16, bias, z, act, y, pool);
     return;
   }
+  if (kernel_log_enabled())
+    log_conv_kernel("conv_nchwc", conv_nchwc_isa_name(isa), p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
   const Kernels& ks = kernels(conv_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
   const int64_t per = ks.max_f > 0 ? ks.max_f : 1;
   const bool plane = p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&

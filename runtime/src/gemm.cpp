@@ -156,32 +156,35 @@ typedef float vec8 __attribute__((vector_size(8 * sizeof(float))));
 // C not read), then `ops` (kOps; else ops is nullptr). Both loops are unrolled and `ops` read
 // once, so that the rows stay in registers: as a loop over rows they went through the stack,
 // each operation tested per row.
-template <int R, bool kOps>
-__attribute__((always_inline)) inline void store_rows(const vec8 (&rows)[R][2], float alpha, float beta,
-                                                      float* __restrict c, int64_t ldc, const StoreOps* ops) {
+// V: the 8-float vector type (two per row), or on ARM64 the 4-float one (four per row).
+template <int R, bool kOps, class V>
+__attribute__((always_inline)) inline void store_rows(const V (&rows)[R][kNR * sizeof(float) / sizeof(V)], float alpha,
+                                                      float beta, float* __restrict c, int64_t ldc,
+                                                      const StoreOps* ops) {
+  constexpr int W = sizeof(V) / sizeof(float), H = kNR / W;
   const float* const bias = kOps ? ops->bias : nullptr;
   const float* const add = kOps ? ops->add : nullptr;
   const int64_t add_ld = kOps ? ops->add_ld : 0;
   const bool clamp = kOps && ops->clamp;  // lo <= hi (Epilogue::fn_is_clamp): the same as clamp_to
-  const vec8 lo = vec8{} + (clamp ? ops->lo : 0.f), hi = vec8{} + (clamp ? ops->hi : 0.f);
+  const V lo = V{} + (clamp ? ops->lo : 0.f), hi = V{} + (clamp ? ops->hi : 0.f);
   const bool relu = kOps && ops->relu;
-  const vec8 zero = {};
+  const V zero = {};
 #pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
     float* row = c + i * ldc;
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      vec8 v = rows[i][h];
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      V v = rows[i][h];
       if (alpha != 1.f) v = alpha * v;
       if (beta != 0.f) {
-        vec8 old;
-        std::memcpy(&old, row + h * 8, sizeof old);
+        V old;
+        std::memcpy(&old, row + h * W, sizeof old);
         v = beta == 1.f ? v + old : v + beta * old;
       }
       if (bias) v += bias[i];
       if (add) {
-        vec8 r;
-        std::memcpy(&r, add + i * add_ld + h * 8, sizeof r);
+        V r;
+        std::memcpy(&r, add + i * add_ld + h * W, sizeof r);
         v += r;
       }
       if (clamp) {
@@ -189,7 +192,7 @@ __attribute__((always_inline)) inline void store_rows(const vec8 (&rows)[R][2], 
         v = v > hi ? hi : v;
       }
       if (relu) v = v > zero ? v : zero;  // relu_of: NaN becomes 0
-      std::memcpy(row + h * 8, &v, sizeof v);
+      std::memcpy(row + h * W, &v, sizeof v);
     }
   }
 }
@@ -363,9 +366,10 @@ __attribute__((always_inline)) inline void vector_edge16(int64_t kc, const float
 // Winograd's chunks of 56 tiles: 3 panels and 8), where the whole tile did twice the FMAs
 // needed. Two sums per accumulator (even and odd steps) keep 12 chains of FMAs in flight, as
 // the whole tile does. Into t, a kMR x kNR buffer as store_tile reads it (its columns 8 to 15
-// are left as they are).
-__attribute__((always_inline)) inline void vector_half(int64_t kc, const float* __restrict a,
-                                                       const float* __restrict b, float* __restrict t) {
+// are left as they are). Unused on ARM64 (neon_half).
+[[maybe_unused]] __attribute__((always_inline)) inline void vector_half(int64_t kc, const float* __restrict a,
+                                                                        const float* __restrict b,
+                                                                        float* __restrict t) {
   vec8 acc[2][kMR] = {};
   int64_t k = 0;
   for (; k + 2 <= kc; k += 2) {
@@ -393,11 +397,149 @@ __attribute__((always_inline)) inline void vector_half(int64_t kc, const float* 
 }
 #endif
 
+#if KILN_NEON_KERNELS
+// ARM64. NEON's registers hold 4 floats, and GCC keeps the 8-float vectors of the tiles above in
+// pairs it moves through the stack there (each fmla loaded and stored its accumulators), so the
+// tile, its edges and its half are written again on 4-float vectors: a row of the tile is four
+// quarters, the whole tile 24 accumulators, 4 registers of B and the A values used from their
+// lanes (fmla by element) in NEON's 32. The same sums in the same order as vector_tile,
+// vector_edge and vector_half: the results are the same as theirs.
+typedef float vec4 __attribute__((vector_size(4 * sizeof(float))));
+
+// One row of the tile: its 16 columns += lane L of a times B's row.
+template <int L>
+__attribute__((always_inline)) inline void neon_row(float32x4_t (&acc)[4], float32x4_t b0, float32x4_t b1,
+                                                    float32x4_t b2, float32x4_t b3, float32x4_t a) {
+  acc[0] = vfmaq_laneq_f32(acc[0], b0, a, L);
+  acc[1] = vfmaq_laneq_f32(acc[1], b1, a, L);
+  acc[2] = vfmaq_laneq_f32(acc[2], b2, a, L);
+  acc[3] = vfmaq_laneq_f32(acc[3], b3, a, L);
+}
+
+template <bool kOps>
+__attribute__((always_inline)) inline void neon_tile(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                                     float alpha, float beta, float* __restrict c, int64_t ldc,
+                                                     const StoreOps* ops) {
+  float32x4_t acc[kMR][4];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.f);
+  for (int64_t k = 0; k < kc; ++k) {
+    const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
+    // Rows 0-3 from the lanes of A's first 4 values, rows 4 and 5 from lanes 2 and 3 of values 2-5.
+    const float32x4_t a03 = vld1q_f32(a), a25 = vld1q_f32(a + 2);
+    neon_row<0>(acc[0], b0, b1, b2, b3, a03);
+    neon_row<1>(acc[1], b0, b1, b2, b3, a03);
+    neon_row<2>(acc[2], b0, b1, b2, b3, a03);
+    neon_row<3>(acc[3], b0, b1, b2, b3, a03);
+    neon_row<2>(acc[4], b0, b1, b2, b3, a25);
+    neon_row<3>(acc[5], b0, b1, b2, b3, a25);
+    a += kMR;
+    b += kNR;
+  }
+  vec4 rows[kMR][4];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) rows[i][q] = reinterpret_cast<const vec4&>(acc[i][q]);
+  store_rows<kMR, kOps>(rows, alpha, beta, c, ldc, ops);
+}
+
+// vector_edge on 4-float vectors: kS sums per accumulator for one or two rows.
+template <int R>
+__attribute__((always_inline)) inline void neon_edge(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                                     float alpha, float beta, float* __restrict c, int64_t ldc,
+                                                     const StoreOps* ops) {
+  constexpr int kS = R == 1 ? 4 : (R == 2 ? 2 : 1);
+  vec4 acc[kS][R][4] = {};
+  int64_t k = 0;
+  for (; k + kS <= kc; k += kS) {
+#pragma GCC unroll 4
+    for (int s = 0; s < kS; ++s) {
+      vec4 bv[4];
+      std::memcpy(bv, b + s * kNR, sizeof bv);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const float av = a[s * kMR + i];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) acc[s][i][q] += av * bv[q];
+      }
+    }
+    a += kS * kMR;
+    b += kS * kNR;
+  }
+  for (; k < kc; ++k) {
+    vec4 bv[4];
+    std::memcpy(bv, b, sizeof bv);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const float av = a[i];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) acc[0][i][q] += av * bv[q];
+    }
+    a += kMR;
+    b += kNR;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+      if constexpr (kS == 4) acc[0][i][q] = (acc[0][i][q] + acc[1][i][q]) + (acc[2][i][q] + acc[3][i][q]);
+      if constexpr (kS == 2) acc[0][i][q] += acc[1][i][q];
+    }
+  if (ops == nullptr)
+    store_rows<R, false>(acc[0], alpha, beta, c, ldc, ops);
+  else
+    store_rows<R, true>(acc[0], alpha, beta, c, ldc, ops);
+}
+
+// vector_half on 4-float vectors: the left 8 columns, even and odd steps in separate sums.
+__attribute__((always_inline)) inline void neon_half(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                                     float* __restrict t) {
+  vec4 acc[2][kMR][2] = {};
+  int64_t k = 0;
+  for (; k + 2 <= kc; k += 2) {
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+      vec4 bv[2];
+      std::memcpy(bv, b + s * kNR, sizeof bv);
+#pragma GCC unroll 6
+      for (int i = 0; i < kMR; ++i) {
+        const float av = a[s * kMR + i];
+        acc[s][i][0] += av * bv[0];
+        acc[s][i][1] += av * bv[1];
+      }
+    }
+    a += 2 * kMR;
+    b += 2 * kNR;
+  }
+  if (k < kc) {
+    vec4 bv[2];
+    std::memcpy(bv, b, sizeof bv);
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i) {
+      acc[0][i][0] += a[i] * bv[0];
+      acc[0][i][1] += a[i] * bv[1];
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) {
+    const vec4 v[2] = {acc[0][i][0] + acc[1][i][0], acc[0][i][1] + acc[1][i][1]};
+    std::memcpy(t + i * kNR, v, sizeof v);
+  }
+}
+#endif
+
 // A tile's left half into a tile buffer (vector_half); nullptr: the whole tile is computed.
 using HalfFn = void (*)(int64_t kc, const float* a, const float* b, float* t);
 
 #if KILN_GEMM_DISPATCH
 KILN_AVX2_FMA void half_avx2_fma(int64_t kc, const float* a, const float* b, float* t) { vector_half(kc, a, b, t); }
+#elif KILN_NEON_KERNELS
+KILN_NEON_NO_SCHEDULE void half_neon(int64_t kc, const float* a, const float* b, float* t) {
+  neon_half(kc, a, b, t);
+}
 #elif defined(__GNUC__) || defined(__clang__)
 void half_vector(int64_t kc, const float* a, const float* b, float* t) { vector_half(kc, a, b, t); }
 #endif
@@ -431,6 +573,14 @@ KILN_AVX2_FMA void kernel_avx2_fma(int64_t kc, const float* a, const float* b, f
                                    int64_t ldc, const StoreOps* ops) {
   tile_of<false>(kc, a, b, alpha, beta, c, ldc, ops);
 }
+#elif KILN_NEON_KERNELS
+void kernel_neon(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
+                 const StoreOps* ops) {
+  if (ops == nullptr)
+    neon_tile<false>(kc, a, b, alpha, beta, c, ldc, ops);
+  else
+    neon_tile<true>(kc, a, b, alpha, beta, c, ldc, ops);
+}
 #elif defined(__GNUC__) || defined(__clang__)
 void kernel_vector(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
                    const StoreOps* ops) {
@@ -456,6 +606,12 @@ template <int R>
 KILN_AVX512F void edge_avx512f(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c,
                                int64_t ldc, const StoreOps* ops) {
   vector_edge16<R>(kc, a, b, alpha, beta, c, ldc, ops);
+}
+#elif KILN_NEON_KERNELS
+template <int R>
+void edge_neon(int64_t kc, const float* a, const float* b, float alpha, float beta, float* c, int64_t ldc,
+               const StoreOps* ops) {
+  neon_edge<R>(kc, a, b, alpha, beta, c, ldc, ops);
 }
 #elif defined(__GNUC__) || defined(__clang__)
 template <int R>
@@ -499,6 +655,8 @@ KernelFn choose_kernel() {
   if (cpu_has_avx512f()) return kernel_avx512f;
   if (cpu_has_avx2_fma()) return kernel_avx2_fma;
   return kernel_portable;
+#elif KILN_NEON_KERNELS
+  return cpu_has_neon() ? kernel_neon : kernel_portable;
 #elif defined(__GNUC__) || defined(__clang__)
   return kernel_vector;
 #else
@@ -526,6 +684,9 @@ EdgeKernels choose_edge_kernels() {
   else if (tile_kernel() == kernel_avx2_fma)
     e = {{nullptr, edge_avx2_fma<1>, edge_avx2_fma<2>, edge_avx2_fma<3>, edge_avx2_fma<4>, edge_avx2_fma<5>},
          half_avx2_fma};
+#elif KILN_NEON_KERNELS
+  if (tile_kernel() == kernel_neon)
+    e = {{nullptr, edge_neon<1>, edge_neon<2>, edge_neon<3>, edge_neon<4>, edge_neon<5>}, half_neon};
 #elif defined(__GNUC__) || defined(__clang__)
   e = {{nullptr, edge_vector<1>, edge_vector<2>, edge_vector<3>, edge_vector<4>, edge_vector<5>}, half_vector};
 #endif
@@ -637,6 +798,10 @@ KILN_AVX512F void panel_sums_avx512f(int64_t kc, const float* a, int64_t a_strid
 KILN_AVX2_FMA void panel_sums_avx2_fma(int64_t kc, const float* a, int64_t a_stride, const float* panel, float* acc) {
   panel_sums<vec8, 8>(kc, a, a_stride, panel, acc);
 }
+#elif KILN_NEON_KERNELS
+void panel_sums_neon(int64_t kc, const float* a, int64_t a_stride, const float* panel, float* acc) {
+  panel_sums<vec4, 4>(kc, a, a_stride, panel, acc);
+}
 #elif defined(__GNUC__) || defined(__clang__)
 void panel_sums_vector(int64_t kc, const float* a, int64_t a_stride, const float* panel, float* acc) {
   panel_sums<vec8, 8>(kc, a, a_stride, panel, acc);
@@ -648,6 +813,9 @@ PanelSumsFn panel_sums_kernel() {
   static const PanelSumsFn fn = cpu_has_avx512f()    ? panel_sums_avx512f
                                 : cpu_has_avx2_fma() ? panel_sums_avx2_fma
                                                      : panel_sums_portable;
+  return fn;
+#elif KILN_NEON_KERNELS
+  static const PanelSumsFn fn = cpu_has_neon() ? panel_sums_neon : panel_sums_portable;
   return fn;
 #elif defined(__GNUC__) || defined(__clang__)
   return panel_sums_vector;
@@ -1022,6 +1190,19 @@ void gemm_f32_epilogue(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t
                        int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                        const Epilogue& epilogue, ThreadPool* pool) noexcept {
   gemm_f32_fused(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, epilogue, 0, pool);
+}
+
+const char* gemm_f32_isa_name() noexcept {
+  const KernelFn k = tile_kernel();
+#if KILN_GEMM_DISPATCH
+  if (k == kernel_avx512f) return "avx512";
+  if (k == kernel_avx2_fma) return "avx2";
+#elif KILN_NEON_KERNELS
+  if (k == kernel_neon) return "neon";
+#elif defined(__GNUC__) || defined(__clang__)
+  if (k == kernel_vector) return "vector";
+#endif
+  return k == kernel_portable ? "portable" : "other";
 }
 
 size_t gemm_f32_packed_a_floats(int64_t M, int64_t K) noexcept {

@@ -10,6 +10,8 @@
 // Tiles are numbered over (image, tile row, tile column), so a chunk may span rows and images.
 #include "kiln/rt/winograd.h"
 
+#include "kiln/rt/kernel_log.h"
+
 #include <cstring>
 #include <vector>
 
@@ -581,6 +583,9 @@ size_t winograd_scratch_floats(const Conv2dParams& p, int tile) noexcept {
 void winograd_conv2d_f32(const Conv2dParams& p, int tile, const float* x, const float* w_packed, const float* bias,
                          float* y, float* scratch, const Epilogue& epilogue, ThreadPool* pool) noexcept {
   if (!winograd_applicable(p)) return;
+  if (kernel_log_enabled())
+    log_conv_kernel(tile == 4 ? "winograd_f4x4_3x3+gemm" : "winograd_f2x2_3x3+gemm", gemm_f32_isa_name(), p.C, p.H,
+                    p.W, p.M, p.KH, p.KW, p.stride_w);
   const Run run{&p,      geometry(p, tile), x, w_packed, gemm_f32_packed_a_floats(p.M, p.C), bias, y, scratch,
                 &epilogue, cpu_has_avx2_fma()};
   if (tile == 4)

@@ -5,6 +5,9 @@ TRIPLE executable run under qemu-user; its outputs must match this machine's exe
 e2e_model_test asks of the native build. One model is also built as static and shared
 libraries, each linked into tests/e2e/run_library.c by TRIPLE-gcc and run, and models/digits
 in static int8 (the int8 kernels' portable paths) must match this machine's int8 build too.
+A small ResNet-shaped CNN, made here, must run its convolutions on TRIPLE's vector kernels (NEON
+on aarch64), as its KILN_LOG_KERNELS=1 log says layer by layer, and on the plain loops under
+KILN_CPU_ISA=portable, both matching this machine's outputs.
 The --target and --cpu errors must be one clear line, a non-zero exit and no output directory.
 
   cross_target.py KILN TRIPLE WORK_DIR
@@ -21,11 +24,13 @@ import time
 
 import numpy as np
 import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST = "x86_64-linux-gnu"
 ELF_MACHINE = {"x86_64-linux-gnu": 62, "aarch64-linux-gnu": 183}  # e_machine: EM_X86_64, EM_AARCH64
 LIBRARY_MODEL = "mlp"  # the one built as libraries too
+VECTOR_ISA = {"aarch64-linux-gnu": "neon"}  # the convolution kernels TRIPLE must take
 
 failures = []
 
@@ -179,6 +184,97 @@ def check_int8(kiln, triple, emulator, work):
           f"(max abs difference {err:.3g}, tolerance {tol:.3g})")
 
 
+def resnet_block_model(path):
+    """ResNet-50's convolution kinds at a small size, random weights: the 7x7 stride-2 stem on
+    3 channels and its MaxPool, a bottleneck (1x1, 3x3 stride 1, 1x1, a 1x1 downsample, Add,
+    Relu), a 3x3 stride 2, then GlobalAveragePool and a Gemm. Input [1, 3, 64, 64]."""
+    rng = np.random.default_rng(7)
+    inits, nodes = [], []
+
+    def conv(x, c, m, k, stride, relu, name):
+        w = (rng.standard_normal((m, c, k, k)) * np.sqrt(2.0 / (c * k * k))).astype(np.float32)
+        b = (rng.standard_normal(m) * 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
+        out = name + ("_pre" if relu else "")
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [out], name=name, kernel_shape=[k, k],
+                                      strides=[stride, stride], pads=[k // 2] * 4))
+        if relu:
+            nodes.append(helper.make_node("Relu", [out], [name], name=name + "_relu"))
+        return name
+
+    stem = conv("x", 3, 16, 7, 2, True, "stem")
+    nodes.append(helper.make_node("MaxPool", [stem], ["pool"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1]))
+    a = conv("pool", 16, 32, 1, 1, True, "b1_conv1")
+    a = conv(a, 32, 32, 3, 1, True, "b1_conv2")
+    a = conv(a, 32, 64, 1, 1, False, "b1_conv3")
+    d = conv("pool", 16, 64, 1, 1, False, "b1_down")
+    nodes.append(helper.make_node("Add", [a, d], ["b1_sum"], name="b1_add"))
+    nodes.append(helper.make_node("Relu", ["b1_sum"], ["b1_out"], name="b1_relu"))
+    s2 = conv("b1_out", 64, 32, 3, 2, True, "s2_conv")
+    nodes.append(helper.make_node("GlobalAveragePool", [s2], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flat"))
+    fc_w = (rng.standard_normal((10, 32)) * 0.2).astype(np.float32)
+    inits.append(numpy_helper.from_array(fc_w, "fc_w"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc_w"], ["y"], name="fc", transB=1))
+    graph = helper.make_graph(nodes, "resnet_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+    np.save(path.replace(".onnx", "_x.npy"), rng.standard_normal((1, 3, 64, 64)).astype(np.float32))
+    return sum(n.op_type == "Conv" for n in nodes)
+
+
+def kernel_lines(stderr):
+    """(family, isa) of each KILN_LOG_KERNELS line."""
+    found = re.findall(r"^kiln: kernel (\S+) isa=(\S+) ", stderr, re.MULTILINE)
+    return [(family, isa) for family, isa in found]
+
+
+def check_kernels(kiln, triple, emulator, work):
+    """The CNN's convolutions on TRIPLE: each logged once, all on the vector ISA (and the blocked
+    and Winograd families both present); under KILN_CPU_ISA=portable all on the plain loops."""
+    isa = VECTOR_ISA.get(triple)
+    if isa is None:
+        return
+    os.makedirs(os.path.join(work, "resnet_block"))
+    model = os.path.join(work, "resnet_block", "model.onnx")
+    convs = resnet_block_model(model)
+    x = model.replace(".onnx", "_x.npy")
+    results = {}
+    for target in (HOST, triple):
+        out = os.path.join(work, "resnet_block", target)
+        p = run([kiln, "compile", model, "-o", out, "--name", "resnet_block", "--emit", "exe", "--target", target])
+        check(p.returncode == 0, f"resnet_block: kiln compile --target {target}"
+              + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
+        if p.returncode != 0:
+            return
+        runs = [("native", {})] if target == HOST else [(isa, {}), ("portable", {"KILN_CPU_ISA": "portable"})]
+        for want, env in runs:
+            result = os.path.join(out, f"result_{want}")
+            t0 = time.monotonic()
+            p = run((emulator if target == triple else []) + [os.path.join(out, "resnet_block"), x, "-o", result,
+                                                              "--threads", "1"],
+                    env={**os.environ, "KILN_LOG_KERNELS": "1", **env})
+            check(p.returncode == 0, f"resnet_block: the {target} executable runs ({want}, "
+                  f"{time.monotonic() - t0:.1f} s)" + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
+            if p.returncode != 0:
+                return
+            results[(target, want)] = np.load(os.path.join(result, file_name("y")))
+            if target == triple:
+                lines = kernel_lines(p.stderr)
+                families = sorted({f for f, _ in lines})
+                check(len(lines) == convs and all(i == want for _, i in lines),
+                      f"resnet_block on {triple} ({want}): {convs} convolutions logged, each isa={want}: "
+                      f"{len(lines)} logged, {lines}")
+                check("conv_nchwc" in families and any(f.startswith("winograd") for f in families),
+                      f"resnet_block on {triple} ({want}): blocked and Winograd convolutions among {families}")
+    for want in (isa, "portable"):
+        ok, err, tol = within(results[(triple, want)], results[(HOST, "native")], 1e-5)
+        check(ok, f"resnet_block on {triple} ({want}) matches {HOST} (max abs difference {err:.3g}, tolerance {tol:.3g})")
+
+
 def check_errors(kiln, triple, work):
     """Each refusal: one line naming what is wrong, a non-zero exit, no output directory."""
     model = os.path.join(REPO, "models", "mlp", "model.onnx")
@@ -219,6 +315,7 @@ def main():
     for model_dir in sample_models():
         check_model(kiln, triple, emulator, model_dir, work)
     check_int8(kiln, triple, emulator, work)
+    check_kernels(kiln, triple, emulator, work)
     print(f"{len(sample_models())} models and digits in int8 in {time.monotonic() - start:.0f} s")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The runtime's unit tests (test_runtime) built for another architecture by its GNU cross
-# compiler and run under qemu-user: the kernels an ARM64 machine runs (the portable loops;
-# x86-64's vector kernels are compiled out), checked against the same references.
+# compiler and run under qemu-user: the kernels an ARM64 machine runs (NEON where the runtime has
+# them, the portable loops, both where a test iterates over the kernel families; x86-64's vector
+# kernels are compiled out), checked against the same references.
 #
 #   cross_test.sh TRIPLE BUILD_DIR DOCTEST_INCLUDE_DIR [TEST_RUNTIME ARGS]
 #

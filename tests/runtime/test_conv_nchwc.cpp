@@ -2,16 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <vector>
 
 #include "kiln/rt/conv_nchwc.h"
+#include "kiln/rt/gemm.h"
 #include "kiln/rt/thread_pool.h"
 #include "test_util.h"
 
 using namespace kiln::rt;
 
 namespace {
+
+// Every kernel family of the table; each test runs those this machine supports.
+constexpr NchwcIsa kIsas[] = {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512, NchwcIsa::neon};
 
 // [N, C, HW] -> [N, C / 16, HW, 16], written out index by index.
 std::vector<float> blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW) {
@@ -103,7 +109,7 @@ TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding
           conv_reference(p, x, w, with_bias ? b.data() : nullptr, with_z ? z.data() : nullptr, act), p.N, p.M,
           p.OH * p.OW);
       const auto xb = blocked(x, p.N, p.C, p.H * p.W), zb = blocked(z, p.N, p.M, p.OH * p.OW);
-      for (const NchwcIsa isa : {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512}) {
+      for (const NchwcIsa isa : kIsas) {
         if (!conv_nchwc_isa_supported(isa)) continue;
         std::vector<float> serial;
         for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool, &three}) {
@@ -146,7 +152,7 @@ TEST_CASE("conv_nchwc_f32 reads plain NCHW input of any channel count (stems): 7
     std::vector<float> packed(conv_nchwc_packed_floats(p));
     conv_nchwc_pack_weights(p, w.data(), packed.data());
     const auto want = blocked(conv_reference(p, x, w, b.data(), nullptr, relu), p.N, p.M, p.OH * p.OW);
-    for (const NchwcIsa isa : {NchwcIsa::portable, NchwcIsa::avx2, NchwcIsa::avx512}) {
+    for (const NchwcIsa isa : kIsas) {
       if (!conv_nchwc_isa_supported(isa)) continue;
       for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
         std::vector<float> y(static_cast<size_t>(out), -3.f);
@@ -156,6 +162,21 @@ TEST_CASE("conv_nchwc_f32 reads plain NCHW input of any channel count (stems): 7
       }
     }
   }
+}
+
+TEST_CASE("conv_nchwc_f32 takes the NEON tile on ARM64 and the plain loops under KILN_CPU_ISA=portable") {
+  const char* cap = std::getenv("KILN_CPU_ISA");
+  const bool portable = cap != nullptr && std::string(cap) == "portable";
+  CHECK(std::string(conv_nchwc_isa_name(NchwcIsa::portable)) == "portable");
+#if defined(__aarch64__)
+  CHECK(conv_nchwc_isa_supported(NchwcIsa::neon) == !portable);
+  CHECK(std::string(conv_nchwc_isa_name(NchwcIsa::automatic)) == (portable ? "portable" : "neon"));
+  CHECK(std::string(gemm_f32_isa_name()) == (portable ? "portable" : "neon"));
+  CHECK_FALSE(conv_nchwc_isa_supported(NchwcIsa::avx2));
+#else
+  CHECK_FALSE(conv_nchwc_isa_supported(NchwcIsa::neon));
+  CHECK(std::string(conv_nchwc_isa_name(NchwcIsa::neon)) == conv_nchwc_isa_name(NchwcIsa::automatic));
+#endif
 }
 
 TEST_CASE("conv_nchwc_applicable wants blocks of 16 channels, sizes of at least 1 and pads of at least 0") {

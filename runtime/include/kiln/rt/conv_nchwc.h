@@ -43,9 +43,13 @@ size_t conv_nchwc_packed_floats(const ConvNchwcParams& p) noexcept;
 void conv_nchwc_pack_weights(const ConvNchwcParams& p, const float* w, float* packed) noexcept;
 
 // Which kernel conv_nchwc_f32 runs: automatic (the best this CPU has), or one named (for
-// tests; it must be supported here).
-enum class NchwcIsa { automatic, portable, avx2, avx512 };
+// tests; it must be supported here). neon: ARM64's tile (conv_nchwc_neon.cpp).
+enum class NchwcIsa { automatic, portable, avx2, avx512, neon };
 bool conv_nchwc_isa_supported(NchwcIsa isa) noexcept;
+
+// The family that conv_nchwc_f32 runs for `isa` here ("portable", "avx2", "avx512", "neon"):
+// what automatic resolves to, under KILN_CPU_ISA too.
+const char* conv_nchwc_isa_name(NchwcIsa isa) noexcept;
 
 // y = act(conv(x, w) + bias + z): bias [M] or nullptr, z (the residual, y's shape and layout)
 // or nullptr. Each output value is summed over the taps and input channels in an order the

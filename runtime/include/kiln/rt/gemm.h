@@ -33,6 +33,10 @@ void gemm_f32_fused(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                     const float* row_bias, const Epilogue& epilogue, int64_t offset_base,
                     ThreadPool* pool) noexcept;
 
+// The instruction set of the f32 GEMM's register tile chosen here: "avx512", "avx2", "neon",
+// "vector" (vector extensions for the build's flags) or "portable" (KILN_CPU_ISA=portable).
+const char* gemm_f32_isa_name() noexcept;
+
 // Constant operands (weights) packed once, at compile time, into the micro-kernel's panel
 // order, so that runs never repack them. The size functions give the packed floats; the
 // layout is private to this runtime version (the compiler packs with the runtime it emits).

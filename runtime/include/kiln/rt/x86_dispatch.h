@@ -3,6 +3,9 @@
 // the CPU has them: `kiln compile --cpu generic`, the default, thus runs fast on AVX2 and AVX-512
 // machines and correctly everywhere. Every such choice in the runtime asks the functions below,
 // so that one switch caps them all (KILN_CPU_ISA, below). For the runtime's own sources.
+//
+// On ARM64 the same switch picks between the NEON kernels (KILN_NEON_KERNELS; NEON is part of
+// ARMv8-A, so nothing is detected at run time) and the plain loops (KILN_CPU_ISA=portable).
 #pragma once
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -14,6 +17,22 @@
 #define KILN_X86_KERNELS 0
 #define KILN_AVX2_FMA
 #define KILN_AVX512F
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define KILN_NEON_KERNELS 1
+#else
+#define KILN_NEON_KERNELS 0
+#endif
+
+// On a NEON register tile that keeps 24 or more accumulators: GCC's first scheduling pass hoists
+// the unrolled loop's loads ahead of their FMAs and then spills accumulators to the stack (about
+// 400 stack accesses in conv_nchwc's tile_neon<6, false> at -O2 and -O3; none without the pass).
+#if KILN_NEON_KERNELS && defined(__GNUC__) && !defined(__clang__)
+#define KILN_NEON_NO_SCHEDULE __attribute__((optimize("no-schedule-insns")))
+#else
+#define KILN_NEON_NO_SCHEDULE
 #endif
 
 // On a kernel's register tile: no UndefinedBehaviorSanitizer pointer-overflow checks. Clang
@@ -60,6 +79,15 @@ inline bool cpu_has_avx2_fma() noexcept {
     return isa_cap() != IsaCap::portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   return has;
+#else
+  return false;
+#endif
+}
+
+// True when the NEON kernels (KILN_NEON_KERNELS) may run: an ARM64 build, not capped to portable.
+inline bool cpu_has_neon() noexcept {
+#if KILN_NEON_KERNELS
+  return isa_cap() != IsaCap::portable;
 #else
   return false;
 #endif

@@ -1,0 +1,60 @@
+// The register tiles of conv_nchwc_f32 (runtime/src/conv_nchwc.cpp): what a tile function is
+// given and the table of them that one instruction set fills. For the runtime's own sources: the
+// NEON tiles live in conv_nchwc_neon.cpp, beside the x86 ones in conv_nchwc.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "kiln/rt/conv_nchwc.h"
+
+namespace kiln::rt::nchwc {
+
+// One register tile: P output positions along a row (stride_w apart in the input) of F
+// output blocks. The input is read around the tile's row: for each kernel tap (kh, kw), row
+// ih0 + kh and columns iw0 + kw + p * sw, skipping taps and positions outside the image (the
+// zero padding). A stride-1 1x1 runs its whole plane as one row (H = 1, W = H * W). The input
+// is blocked, or plain NCHW (ConvNchwcParams::x_nchw: a stem's 3 channels), one channel a step.
+struct Tile {
+  int64_t K;        // input channels (a multiple of 16 where blocked)
+  const float* x;   // the image's input block 0 (plain: channel 0)
+  int64_t x_block;  // floats from one input block to the next (H * W * 16; plain: one channel to the next, H * W)
+  int64_t H, W, KH, KW, sw;
+  int64_t ih0, iw0;  // input row and column of the tile's first position, tap (0, 0)
+  const float* w;    // packed weights of the tile's first output block
+  int64_t w_block;   // floats from one output block's weights to the next (KH * KW * K * 16)
+  const float* bias; // the first output block's 16 biases, or nullptr
+  const float* z;    // the residual at the tile's first output value, or nullptr
+  float* y;          // the tile's first output value
+  int64_t y_block;   // floats from one output block to the next (OH * OW * 16)
+  StoreActivation act;
+  // Input channels [k0, k1) of the K summed now: the first range starts from zero, the others
+  // from the partial sums in y; only the last adds the bias and residual and applies act.
+  int64_t k0, k1;
+  bool first, last;
+};
+
+using TileFn = void (*)(const Tile& t);
+
+// Positions [lo, hi) of a tile's P whose column iw + p * sw is inside [0, W).
+inline void valid_positions(int64_t iw, int64_t sw, int64_t W, int P, int& lo, int& hi) {
+  lo = 0;
+  hi = P;
+  while (lo < P && iw + lo * sw < 0) ++lo;
+  while (hi > lo && iw + (hi - 1) * sw >= W) --hi;
+}
+
+constexpr int kMaxP = 6;  // positions a tile
+constexpr int kMaxF = 4;  // output blocks a tile
+
+// The tile functions for F in [1, max_f], P in [1, 6], input blocked (plain = 0) or NCHW
+// (plain = 1): fns[plain][F - 1][P - 1].
+struct Kernels {
+  TileFn fns[2][kMaxF][kMaxP] = {};
+  int max_f = 0;  // 0: portable_tile
+};
+
+// The NEON tiles (ARM64: F = 1, P = 1 to 6, blocked and plain input); leaves k as it is
+// elsewhere.
+void fill_neon(Kernels& k);
+
+}  // namespace kiln::rt::nchwc
