@@ -373,7 +373,7 @@ int run_compile(const CompileArgs& args) {
   StaticQuantization int8;  // --precision int8: calibrated once, reused by every later load
   codegen::cpp::GeneratedModel model;
   try {
-    load.dims = parse_dims(args.dims);
+    load.dims = parse_dims(args.dims, &load.dim_ranges);
     load.input_shapes = args.input_shapes;
     load.pipeline = args.pipeline;
     load.limits = args.limits;
@@ -442,7 +442,9 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
-  cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
+  cmd->add_option("--dim", args->dims,
+                  "give a symbolic dim a value, --dim batch=1, or bounds the compiled code accepts at run time, "
+                  "--dim seq=1..256 (repeatable)");
   cmd->add_option("--target", args->target,
                   fmt::format("the machine to build for: {} (default: this machine's); another machine's is built "
                               "with TRIPLE-g++",

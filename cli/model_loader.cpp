@@ -136,6 +136,7 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
       timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims); });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
+    if (!options.dim_ranges.empty()) passes::set_dim_ranges(*graph, options.dim_ranges);
     std::vector<std::string> pipeline =
         options.optimize ? passes::pipeline_for_level(options.pipeline.opt_level) : std::vector<std::string>{"infer_shapes"};
     if (options.precision == passes::Precision::Int8Dynamic) {
@@ -158,22 +159,42 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
   return graph;
 }
 
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs) {
+namespace {
+
+int64_t parse_count(const std::string& spec, const std::string& text) {
+  size_t used = 0;
+  int64_t v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || v < 0) fail("--dim {}: '{}' is not a non-negative integer", spec, text);
+  return v;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs, ir::DimRanges* ranges) {
   std::map<std::string, int64_t> dims;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      fail("--dim {}: expected NAME=VALUE", spec);
-    std::string value = spec.substr(eq + 1);
-    size_t used = 0;
-    int64_t v = -1;
-    try {
-      v = std::stoll(value, &used);
-    } catch (...) {
-      used = 0;
+      fail("--dim {}: expected NAME=VALUE or NAME=MIN..MAX[@OPT]", spec);
+    const std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
+    if (dims.count(name) || (ranges && ranges->count(name))) fail("--dim {}: '{}' is given twice", spec, name);
+    const size_t dots = value.find("..");
+    if (dots == std::string::npos) {
+      dims[name] = parse_count(spec, value);
+      continue;
     }
-    if (used != value.size() || v < 0) fail("--dim {}: '{}' is not a non-negative integer", spec, value);
-    dims[spec.substr(0, eq)] = v;
+    if (!ranges) fail("--dim {}: a range is for kiln compile; give one value here", spec);
+    const size_t at = value.find('@', dots);
+    ir::DimRange r;
+    r.min = parse_count(spec, value.substr(0, dots));
+    r.max = parse_count(spec, value.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2));
+    r.opt = at == std::string::npos ? r.max : parse_count(spec, value.substr(at + 1));
+    (*ranges)[name] = r;
   }
   return dims;
 }

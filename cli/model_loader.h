@@ -31,6 +31,7 @@ struct StaticQuantization {
 
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
+  ir::DimRanges dim_ranges;             // --dim NAME=MIN..MAX[@OPT] (kiln compile)
   std::vector<std::string> input_shapes;  // --input-shape [NAME=]D0,D1,...[:DTYPE]
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
@@ -57,7 +58,8 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
 // A tensor from a .npy file or an ONNX TensorProto (.pb); errors name the file.
 ir::Tensor load_tensor_file(const std::string& path, const frontend::ImportLimits& limits);
 
-// Parses "NAME=VALUE" pairs given to --dim.
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs);
+// Parses "NAME=VALUE" pairs given to --dim; "NAME=MIN..MAX[@OPT]" ranges go to `ranges`, and
+// are refused where it is null (commands that run one shape).
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs, ir::DimRanges* ranges = nullptr);
 
 }  // namespace kiln::cli

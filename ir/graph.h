@@ -38,9 +38,16 @@ class Value {
 
   Graph* graph() const { return graph_; }
 
+  // For a small int64 tensor computed from shapes (Shape, and Gather/Concat/Unsqueeze of
+  // it): its elements as dims, symbolic where a shape is. Set by shape inference
+  // (ir/shape_values.cpp) so that Reshape and Expand know their targets at compile time.
+  const std::optional<std::vector<Dim>>& shape_value() const { return shape_value_; }
+  void set_shape_value(std::optional<std::vector<Dim>> dims) { shape_value_ = std::move(dims); }
+
  private:
   friend class Graph;
   friend class Node;
+  std::optional<std::vector<Dim>> shape_value_;
   std::string name_;
   DType dtype_ = DType::F32;
   Shape shape_;
@@ -135,7 +142,13 @@ class Graph {
 
   std::string unique_value_name(const std::string& base) const;
 
+  // The run-time bounds of the symbolic dims left open (--dim NAME=MIN..MAX): the code is
+  // generated for any value within them, its memory planned for the maxima.
+  const DimRanges& dim_ranges() const { return dim_ranges_; }
+  DimRanges& dim_ranges() { return dim_ranges_; }
+
  private:
+  DimRanges dim_ranges_;
   std::string name_ = "main";
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<std::unique_ptr<Node>> nodes_;

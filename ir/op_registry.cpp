@@ -1,5 +1,7 @@
 #include "ir/op_registry.h"
 
+#include "ir/shape_values.h"
+
 #include <climits>
 #include <cstdint>
 
@@ -99,6 +101,7 @@ void infer_node(Node& node) {
   if (!node.def().storage_dtypes) refuse_storage_dtypes(node, "input", node.inputs());
   try {
     node.def().infer(node);
+    propagate_shape_value(node);
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.find(node.describe()) == std::string::npos) msg = node.describe() + ": " + msg;

@@ -16,7 +16,7 @@ bool is_no_op(const ir::Node& n) {
   const ir::Value* out = n.output(0);
   if (n.op() == "Identity") return true;
   if (!in->has_type() || !out->has_type() || in->dtype() != out->dtype()) return false;
-  if (!in->shape().is_static() || !(in->shape() == out->shape())) return false;
+  if (!in->shape().is_known() || !(in->shape() == out->shape())) return false;
   if (n.op() == "Reshape" || n.op() == "Flatten" || n.op() == "Squeeze" || n.op() == "Unsqueeze" ||
       n.op() == "Cast")
     return true;

@@ -54,6 +54,49 @@ void fold_into_bodies(ir::Node& node) {
   }
 }
 
+// A value computed from shapes whose elements are all known numbers (the Gather of a static
+// dim from the Shape of a tensor with a symbolic batch): that constant.
+std::optional<ir::Tensor> static_shape_value(const ir::Node& node) {
+  if (node.num_outputs() != 1 || node.output(0)->is_constant()) return std::nullopt;
+  const ir::Value* out = node.output(0);
+  if (!out->shape_value() || !out->has_type() || !out->shape().is_static()) return std::nullopt;
+  std::vector<int64_t> values;
+  for (const ir::Dim& d : *out->shape_value()) {
+    if (!d.is_static()) return std::nullopt;
+    values.push_back(d.value());
+  }
+  if (static_cast<int64_t>(values.size()) != out->shape().numel()) return std::nullopt;
+  return ir::Tensor::from_vector<int64_t>(out->dtype(), out->shape().values(), values);
+}
+
+// A Reshape whose target is computed at run time from symbolic shapes but whose result is
+// known as dims: the same target as a constant, with 0 for "the input's dim here" and -1 for
+// the one remaining symbolic dim, so that the shape computation feeding it becomes dead.
+void constant_reshape_target(ir::Graph& graph, ir::Node& node) {
+  if (node.op() != "Reshape" || node.input(1)->is_constant() || node.i("allowzero") != 0) return;
+  const ir::Shape& in = node.input(0)->shape();
+  const ir::Shape& out = node.output(0)->shape();
+  std::vector<int64_t> target;
+  bool inferred = false;
+  for (size_t i = 0; i < out.rank(); ++i) {
+    const ir::Dim& d = out[i];
+    if (d.is_unknown()) return;
+    if (d.is_static() && d.value() > 0) {
+      target.push_back(d.value());
+    } else if (i < in.rank() && in[i] == d) {
+      target.push_back(0);
+    } else if (!d.is_static() && !inferred) {
+      target.push_back(-1);
+      inferred = true;
+    } else {
+      return;
+    }
+  }
+  node.set_input(1, graph.add_constant(node.name() + "_shape",
+                                       ir::Tensor::from_vector<int64_t>(ir::DType::I64, {static_cast<int64_t>(target.size())}, target)));
+  ir::infer_node(node);
+}
+
 }  // namespace
 
 void fold_constants(ir::Graph& graph) {
@@ -65,6 +108,11 @@ void fold_constants(ir::Graph& graph) {
     // re-derive the types with what is now known.
     fold_into_bodies(*node);
     ir::infer_node(*node);
+    if (std::optional<ir::Tensor> t = static_shape_value(*node)) {
+      graph.fold_node(node, {std::move(*t)});
+      continue;
+    }
+    constant_reshape_target(graph, *node);
     if (node->def().fold) {
       if (auto results = node->def().fold(*node)) {
         graph.fold_node(node, std::move(*results));

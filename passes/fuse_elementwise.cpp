@@ -20,15 +20,15 @@ bool fusable(const ir::Node& n, const ir::Shape& shape, ir::DType dtype) {
   const ir::Value* out = n.output(0);
   if (!out->has_type() || out->dtype() != dtype || !(out->shape() == shape)) return false;
   for (const ir::Value* v : n.inputs()) {
-    if (!v || !v->has_type() || v->dtype() != dtype || !v->shape().is_static()) return false;
-    if (!(v->shape() == shape) && v->shape().numel() != 1) return false;
+    if (!v || !v->has_type() || v->dtype() != dtype || !v->shape().is_known()) return false;
+    if (!(v->shape() == shape) && v->shape().product() != ir::Dim(1)) return false;
   }
   return true;
 }
 
 bool try_fuse(ir::Graph& graph, ir::Node& first) {
   const ir::Value* out0 = first.num_outputs() == 1 ? first.output(0) : nullptr;
-  if (!out0 || !out0->has_type() || !out0->shape().is_static() || !ir::is_float(out0->dtype())) return false;
+  if (!out0 || !out0->has_type() || !out0->shape().is_known() || !ir::is_float(out0->dtype())) return false;
   const ir::Shape shape = out0->shape();
   const ir::DType dtype = out0->dtype();
   if (!fusable(first, shape, dtype)) return false;

@@ -92,7 +92,7 @@ bool try_fuse(ir::Graph& graph, ir::Node& n) {
   } else {
     return false;
   }
-  if (!n.output(0)->has_type() || n.output(0)->dtype() != ir::DType::F32 || !n.output(0)->shape().is_static())
+  if (!n.output(0)->has_type() || n.output(0)->dtype() != ir::DType::F32 || !n.output(0)->shape().is_known())
     return false;
   Chain c;
   c.nodes = {&n};

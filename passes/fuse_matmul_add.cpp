@@ -13,7 +13,7 @@ bool try_fuse(ir::Graph& graph, ir::Node& mm) {
   const ir::Shape& a = mm.input(0)->shape();
   const ir::Shape& b = mm.input(1)->shape();
   const ir::Shape& y = mm.output(0)->shape();
-  if (a.rank() != 2 || b.rank() != 2 || !y.is_static()) return false;
+  if (a.rank() != 2 || b.rank() != 2 || !y.is_known() || !y[1].is_static()) return false;
   ir::Node* add = single_user(mm.output(0));
   if (!add || add->op() != "Add") return false;
   ir::Value* bias = add->input(0) == mm.output(0) ? add->input(1) : add->input(0);

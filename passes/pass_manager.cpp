@@ -120,11 +120,10 @@ ir::Shape bind_shape(const ir::Shape& s, const std::map<std::string, int64_t>& v
                      std::set<std::string>& used) {
   std::vector<ir::Dim> dims = s.dims();
   for (ir::Dim& d : dims) {
-    if (d.is_static() || d.name().empty()) continue;
-    auto it = values.find(d.name());
-    if (it == values.end()) continue;
-    used.insert(d.name());
-    d = ir::Dim(it->second);
+    if (d.is_static() || d.is_unknown()) continue;
+    for (const std::string& sym : d.symbols())
+      if (values.count(sym)) used.insert(sym);
+    d = d.bind(values);
   }
   return ir::Shape(std::move(dims));
 }
@@ -136,6 +135,12 @@ void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values) {
   for (const auto& v : graph.values())
     if (v->has_type() && !v->is_constant())
       v->set_type(v->dtype(), bind_shape(v->shape(), values, used));
+  for (const auto& v : graph.values())
+    if (v->shape_value()) {
+      std::vector<ir::Dim> dims = *v->shape_value();
+      for (ir::Dim& d : dims) d = d.bind(values);
+      v->set_shape_value(std::move(dims));
+    }
   for (const auto& [name, value] : values) {
     if (value < 0) fail("--dim {}={}: a dim must be non-negative", name, value);
     if (!used.count(name)) {
@@ -147,6 +152,23 @@ void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values) {
            known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", ")));
     }
   }
+}
+
+void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& ranges) {
+  std::set<std::string> on_inputs;
+  for (const ir::Value* in : graph.inputs())
+    for (const ir::Dim& d : in->shape().dims())
+      if (d.is_symbol()) on_inputs.insert(d.name());
+  for (const auto& [name, r] : ranges) {
+    if (!on_inputs.count(name))
+      fail("--dim {}={}..{}: no input of the model has the symbolic dim '{}' (it has: {})", name, r.min, r.max, name,
+           on_inputs.empty() ? std::string("none") : fmt::format("{}", fmt::join(on_inputs, ", ")));
+    if (r.min < 1 || r.max < r.min || r.max > (int64_t{1} << 31))
+      fail("--dim {}={}..{}: the bounds must satisfy 1 <= MIN <= MAX <= 2^31", name, r.min, r.max);
+    if (r.opt < r.min || r.opt > r.max)
+      fail("--dim {}={}..{}@{}: the tuning point must lie within the bounds", name, r.min, r.max, r.opt);
+  }
+  graph.dim_ranges() = ranges;
 }
 
 }  // namespace kiln::passes

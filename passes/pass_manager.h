@@ -47,6 +47,9 @@ void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
 // Gives symbolic dims fixed values (graph inputs and every value), e.g. {"batch": 1}.
 // Unknown symbols are an error naming them.
 void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values);
+// Leaves the symbols in `ranges` open, bounded (--dim NAME=MIN..MAX): each must be a dim of
+// a graph input; fails naming the symbol otherwise.
+void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& ranges);
 
 #define KILN_PASS(name, function, summary) void function(ir::Graph& graph);
 #include "passes/passes.def"

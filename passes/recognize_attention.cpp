@@ -76,7 +76,7 @@ bool is_perm(const Perm& p, std::initializer_list<int64_t> want) { return p == P
 
 bool try_recognize(ir::Graph& graph, ir::Node& qk) {
   if (qk.op() != "MatMul" || qk.output(0)->dtype() != ir::DType::F32 || qk.output(0)->shape().rank() != 4 ||
-      !qk.output(0)->shape().is_static())
+      !qk.output(0)->shape().is_known())
     return false;
   std::vector<ir::Node*> nodes;
   // Scores: scale, mask, Softmax over the keys.

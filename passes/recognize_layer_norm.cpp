@@ -50,7 +50,11 @@ ir::Value* normalized_constant(ir::Graph& graph, ir::Value* v, const std::vector
 bool try_recognize(ir::Graph& graph, ir::Node& mean) {
   const int64_t axis = trailing_mean_axis(&mean);
   ir::Value* x = mean.input(0);
-  if (axis < 0 || x->dtype() != ir::DType::F32 || !x->shape().is_static()) return false;
+  if (axis < 0 || x->dtype() != ir::DType::F32 || !x->shape().is_known()) return false;
+  // The normalized dims must be numbers (the scale and shift are constants over them); the
+  // leading ones may be symbols bounded with --dim.
+  for (size_t i = static_cast<size_t>(axis); i < x->shape().rank(); ++i)
+    if (!x->shape()[i].is_static()) return false;
   ir::Node* sub = single_user(mean.output(0));
   if (!sub || sub->op() != "Sub" || sub->input(0) != x || sub->input(1) != mean.output(0)) return false;
   ir::Value* d = sub->output(0);
@@ -85,8 +89,8 @@ bool try_recognize(ir::Graph& graph, ir::Node& mean) {
   nodes.push_back(div);
 
   // Optional scale, then optional shift, each a constant over the normalized dims.
-  std::vector<int64_t> dims = x->shape().values();
-  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
+  std::vector<int64_t> norm;
+  for (size_t i = static_cast<size_t>(axis); i < x->shape().rank(); ++i) norm.push_back(x->shape()[i].value());
   ir::Value* y = div->output(0);
   auto affine = [&](const char* op) -> ir::Value* {
     ir::Node* n = single_user(y);

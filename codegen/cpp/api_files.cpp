@@ -16,6 +16,8 @@ std::string signature_comment(const ir::Graph& graph) {
   for (const ir::Value* v : graph.outputs())
     s += fmt::format(" *   output {} {}{}\n", comment_text(v->name()), ir::dtype_name(v->dtype()),
                      comment_text(v->shape().str()));
+  for (const auto& [name, r] : graph.dim_ranges())
+    s += fmt::format(" *   symbolic dim {}: {}..{}\n", comment_text(name), r.min, r.max);
   return s;
 }
 
@@ -23,6 +25,7 @@ std::string signature_comment(const ir::Graph& graph) {
 const char* const k_api_functions[] = {
     "create", "run", "run_checked", "error", "destroy", "num_inputs", "num_outputs", "input_name", "input_dtype",
     "input_rank", "input_dims", "output_name", "output_dtype", "output_rank", "output_dims", "arena_size",
+    "set_input_shape", "input_shape", "output_shape", "input_min_dims",
     "set_profiling", "num_nodes", "node_name", "node_op", "node_time"};
 
 // What the executable's --version says.
@@ -46,6 +49,11 @@ std::string api_header(const ir::Graph& graph, const CppOptions& options, const 
  * Tensors are dense, row-major, in the dtype and shape above. One context is used by one
  * thread at a time; several contexts may run at once. No call aborts: failures return
  * non-zero and {N}_error() says why.
+ *
+ * Symbolic dims (compiled with --dim NAME=MIN..MAX) take any value within their bounds at
+ * run time: set each input's extents with {N}_set_input_shape (until then, and for {N}_run
+ * without it, the maxima {N}_input_dims gives), read the outputs' with {N}_output_shape,
+ * or pass both to {N}_run_checked. Buffers of the maxima always suffice.
  *
  * Linking: lib{N}.a holds kiln's runtime, which is C++; link it with the C++ standard
  * library, libm and threads: cc app.c lib{N}.a -lstdc++ -lm -pthread (or
@@ -109,9 +117,17 @@ typedef struct {N}_tensor {{
 /* Runs the model: inputs[i] and outputs[i] point to buffers in graph order. Returns 0 on
  * success. */
 int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs);
-/* Same, checking every tensor's dtype and shape against the model first. */
+/* Same, checking every tensor's dtype and shape against the model first: the inputs'
+ * extents set the run's shapes, the outputs' must be those {N}_output_shape gives. */
 int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs,
                     const {N}_tensor* outputs, size_t n_outputs);
+/* Sets input i's extents for the next runs; fails (naming the input, the dim and its bounds)
+ * outside the bounds {N}_input_min_dims .. {N}_input_dims. */
+int {N}_set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims);
+/* Input i's extents as set, and output i's for them (NULL when the inputs disagree on a
+ * symbolic dim: {N}_error says which). */
+const int64_t* {N}_input_shape(const {N}_context* ctx, size_t i);
+const int64_t* {N}_output_shape({N}_context* ctx, size_t i);
 /* Why the last call failed, or NULL. */
 const char* {N}_error(const {N}_context* ctx);
 void {N}_destroy({N}_context* ctx);
@@ -121,7 +137,9 @@ size_t {N}_num_outputs(void);
 const char* {N}_input_name(size_t i);
 int {N}_input_dtype(size_t i);
 int {N}_input_rank(size_t i);
+/* Input dims: the maxima where a dim is symbolic, and the minima. */
 const int64_t* {N}_input_dims(size_t i);
+const int64_t* {N}_input_min_dims(size_t i);
 const char* {N}_output_name(size_t i);
 int {N}_output_dtype(size_t i);
 int {N}_output_rank(size_t i);
@@ -194,7 +212,9 @@ std::string metadata_source(const ir::Graph& graph, const CppOptions& options) {
     std::string rows;
     for (size_t i = 0; i < values.size(); ++i) {
       const ir::Value* v = values[i];
-      std::vector<int64_t> dims = v->shape().values();
+      // The maxima of symbolic dims: what buffers must hold.
+      std::vector<int64_t> dims;
+      for (const ir::Dim& d : v->shape().dims()) dims.push_back(d.max_value(graph.dim_ranges()).value_or(0));
       tables += fmt::format("const int64_t {}_dims_{}[] = {{{}}};\n", kind, i,
                             dims.empty() ? "0" : fmt::format("{}", fmt::join(dims, ", ")));
       rows += fmt::format("    {{{}, {}, {}, {}_dims_{}}},\n", string_literal(v->name()),
@@ -240,7 +260,15 @@ const int64_t* {N}_output_dims(size_t i) {{ return i < {n_out} ? k_output[i].dim
                      fmt::arg("n_out", graph.outputs().size()));
 }
 
-std::string main_source(const CppOptions& options) {
+std::string main_source(const CppOptions& options, bool symbolic_dims) {
+  // With symbolic dims the executable takes any input extents within the bounds.
+  const std::string shapes =
+      symbolic_dims ? fmt::format(R"cpp(  for (size_t i = 0; i < inputs.size(); ++i) inputs[i].min_dims = {0}_input_min_dims(i);
+  api.set_input_shape = set_input_shape;
+  api.output_shape = output_shape;
+)cpp",
+                                  options.name)
+                    : "";
   std::string weights_setup =
       options.external_weights
           ? fmt::format(R"cpp(  // The weights live next to the executable.
@@ -298,6 +326,14 @@ int node_time(void* ctx, int i, uint64_t* start_ns, uint64_t* duration_ns) {{
   return {N}_node_time(static_cast<{N}_context*>(ctx), static_cast<size_t>(i), start_ns, duration_ns);
 }}
 
+int set_input_shape(void* ctx, int i, int rank, const int64_t* dims) {{
+  return {N}_set_input_shape(static_cast<{N}_context*>(ctx), static_cast<size_t>(i), rank, dims);
+}}
+
+const int64_t* output_shape(void* ctx, int i) {{
+  return {N}_output_shape(static_cast<{N}_context*>(ctx), static_cast<size_t>(i));
+}}
+
 }}  // namespace
 
 int main(int argc, char** argv) {{
@@ -314,11 +350,12 @@ int main(int argc, char** argv) {{
   api.node_op = node_op;
   api.node_time = node_time;
   api.build_info = {build_info};
-  return kiln::rt::exe_main(argc, argv, api);
+{shapes}  return kiln::rt::exe_main(argc, argv, api);
 }}
 )cpp",
                      fmt::arg("comment", header_comment(options)), fmt::arg("N", options.name),
-                     fmt::arg("weights_setup", weights_setup), fmt::arg("build_info", string_literal(build_info(options))));
+                     fmt::arg("weights_setup", weights_setup), fmt::arg("build_info", string_literal(build_info(options))),
+                     fmt::arg("shapes", shapes));
 }
 
 std::string weights_source(const CppOptions& options) {

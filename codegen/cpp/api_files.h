@@ -13,7 +13,7 @@ namespace kiln::codegen::cpp {
 // KILN_MODEL_<NAME>_HASH.
 std::string api_header(const ir::Graph& graph, const CppOptions& options, const std::string& content_hash);
 std::string metadata_source(const ir::Graph& graph, const CppOptions& options);
-std::string main_source(const CppOptions& options);
+std::string main_source(const CppOptions& options, bool symbolic_dims);
 std::string weights_source(const CppOptions& options);
 std::string project_cmake(const CppOptions& options);
 // NAME.map: the linker version script that makes libNAME.so export the C API only.

@@ -20,8 +20,18 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
+// Bytes planned for a value: with symbolic dims, for their maxima (--dim NAME=MIN..MAX).
 size_t value_bytes(const ir::Value* v) {
-  return static_cast<size_t>(v->shape().numel()) * ir::dtype_size(v->dtype());
+  const ir::Graph* g = v->graph();
+  std::optional<int64_t> n = v->shape().max_numel(g ? g->dim_ranges() : ir::DimRanges{});
+  if (!n) fail("value '{}' has shape {}: a dim without bounds", v->name(), v->shape().str());
+  return static_cast<size_t>(*n) * ir::dtype_size(v->dtype());
+}
+
+// The bytes a value holds in this run, as C++.
+std::string run_bytes(const EmitContext& ctx, const ir::Value* v) {
+  if (v->shape().is_static()) return std::to_string(value_bytes(v));
+  return fmt::format("static_cast<size_t>{} * {}", ctx.numel(v), ir::dtype_size(v->dtype()));
 }
 
 // How each node is lowered.
@@ -187,8 +197,8 @@ void emit_test_hooks(EmitContext& ctx, const ir::Node& n, const TestHooks& hooks
     if (!ir::is_float(v->dtype()))
       fail("test hook: cannot perturb {}: its output is {}, not a float type", n.describe(),
            ir::dtype_name(v->dtype()));
-    ctx.line(fmt::format("for (size_t i = 0; i < {}; ++i) {}[i] += {};  // test hook: perturbed",
-                         v->shape().numel(), ctx.out(n, 0), float_literal(hooks.perturb_delta, v->dtype())));
+    ctx.line(fmt::format("for (size_t i = 0; i < static_cast<size_t>({}); ++i) {}[i] += {};  // test hook: perturbed",
+                         ctx.numel(v), ctx.out(n, 0), float_literal(hooks.perturb_delta, v->dtype())));
   }
   if (n.name() == hooks.delay_node)
     ctx.line(fmt::format("for (const uint64_t until = kiln::rt::now_ns() + {}; kiln::rt::now_ns() < until;) {{}}  "
@@ -238,7 +248,7 @@ class ModelCode {
       ctx.begin_node(*n);
       ctx.line("const uint64_t kiln_t0 = kiln::rt::node_begin(prof);");
       if (how == Lowering::Copy)
-        ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0), value_bytes(n->output(0))));
+        ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0), run_bytes(ctx, n->output(0))));
       else if (is_control_flow(*n))
         emit_control_flow(ctx, *n, bodies);
       else
@@ -251,7 +261,7 @@ class ModelCode {
     }
     for (const auto& [j, v] : plan.final_copies)
       code.copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j, ctx.value_ptr(v, false),
-                                 value_bytes(v), comment_text(v->name()));
+                                 run_bytes(ctx, v), comment_text(v->name()));
     code.body = ctx.body();
     return code;
   }
@@ -301,6 +311,103 @@ int {fn}({N}_context* ctx, unsigned char* const A, const void* const* in, void* 
   std::string functions_;
 };
 
+// The inputs' and outputs' shapes at run time: the tables that check an input's extents
+// against its bounds and the function that binds the symbolic dims (D) from them and
+// computes the outputs' extents. A model without symbolic dims has the same code, its
+// minima equal to its maxima.
+std::string shape_code(const ir::Graph& graph, const EmitContext& ctx, const std::string& N) {
+  const ir::DimRanges& ranges = graph.dim_ranges();
+  std::vector<std::string> sym, lo, hi, off, names;
+  size_t at = 0;
+  for (const ir::Value* v : graph.inputs()) {
+    off.push_back(std::to_string(at));
+    for (const ir::Dim& d : v->shape().dims()) {
+      auto it = d.is_static() ? ranges.end() : ranges.find(d.name());
+      sym.push_back(it == ranges.end() ? "-1" : std::to_string(std::distance(ranges.begin(), it)));
+      lo.push_back(std::to_string(d.is_static() ? d.value() : it->second.min));
+      hi.push_back(std::to_string(d.is_static() ? d.value() : it->second.max));
+      ++at;
+    }
+  }
+  off.push_back(std::to_string(at));
+  for (const auto& [name, r] : ranges) names.push_back(string_literal(name));
+  std::string outputs;
+  size_t out_at = 0;
+  std::vector<std::string> out_off;
+  for (const ir::Value* v : graph.outputs()) {
+    out_off.push_back(std::to_string(out_at));
+    for (const ir::Dim& d : v->shape().dims()) outputs += fmt::format("  O[{}] = {};\n", out_at++, ctx.dim(d));
+  }
+  out_off.push_back(std::to_string(out_at));
+  auto list = [](const std::vector<std::string>& v) { return v.empty() ? std::string("0") : fmt::format("{}", fmt::join(v, ", ")); };
+  return fmt::format(R"cpp(constexpr size_t kNumDims = {n_dims};  // symbolic dims bounded at compile time
+const char* const kDimNames[] = {{{names}nullptr}};
+// Input i's axes are kIn*[kInAt[i] .. kInAt[i + 1]): the symbolic dim each reads (-1: a
+// number) and its bounds.
+const size_t kInAt[] = {{{in_at}}};
+const int kInSym[] = {{{in_sym}}};
+const int64_t kInMin[] = {{{in_min}}};
+const int64_t kInMax[] = {{{in_max}}};
+const size_t kOutAt[] = {{{out_at}}};
+constexpr size_t kInDims = {in_dims}, kOutDims = {out_dims};
+
+// Binds the symbolic dims from the inputs' extents and computes the outputs'.
+int bind_shapes({N}_context* ctx) {{
+  if (ctx->shapes_bound) return 0;
+  int64_t D[kNumDims + 1] = {{}};
+  size_t seen[kNumDims + 1];
+  for (size_t k = 0; k <= kNumDims; ++k) seen[k] = SIZE_MAX;
+  for (size_t i = 0; i + 1 < sizeof kInAt / sizeof kInAt[0]; ++i)
+    for (size_t a = kInAt[i]; a < kInAt[i + 1]; ++a) {{
+      const int s = kInSym[a];
+      if (s < 0) continue;
+      const int64_t v = ctx->in_shape[a];
+      if (seen[s] != SIZE_MAX && D[s] != v) {{
+        ctx->error = std::string("inputs '") + {N}_input_name(seen[s]) + "' and '" + {N}_input_name(i) +
+                     "' disagree on the symbolic dim '" + kDimNames[s] + "': " + std::to_string(D[s]) + " and " +
+                     std::to_string(v);
+        return 1;
+      }}
+      D[s] = v;
+      seen[s] = i;
+    }}
+  for (size_t k = 0; k < kNumDims; ++k) ctx->dims[k] = D[k];
+  int64_t* const O = ctx->out_shape;
+  (void)O;
+{outputs}  ctx->shapes_bound = true;
+  return 0;
+}}
+
+int set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {{
+  if (i >= {N}_num_inputs()) return fail(ctx, "no such input");
+  const size_t at = kInAt[i], n = kInAt[i + 1] - at;
+  if (rank < 0 || static_cast<size_t>(rank) != n || (rank > 0 && !dims)) {{
+    ctx->error = std::string("input '") + {N}_input_name(i) + "': rank " + std::to_string(rank) + ", the model's is " +
+                 std::to_string(n);
+    return 1;
+  }}
+  for (size_t a = 0; a < n; ++a)
+    if (dims[a] < kInMin[at + a] || dims[a] > kInMax[at + a]) {{
+      ctx->error = std::string("input '") + {N}_input_name(i) + "': dim " + std::to_string(a) + " is " +
+                   std::to_string(dims[a]) +
+                   (kInSym[at + a] < 0 ? ", the model's is " + std::to_string(kInMax[at + a])
+                                       : std::string(", outside the bounds of '") + kDimNames[kInSym[at + a]] +
+                                             "', " + std::to_string(kInMin[at + a]) + ".." +
+                                             std::to_string(kInMax[at + a]));
+      return 1;
+    }}
+  for (size_t a = 0; a < n; ++a) ctx->in_shape[at + a] = dims[a];
+  ctx->shapes_bound = false;
+  return 0;
+}}
+)cpp",
+                     fmt::arg("n_dims", ranges.size()), fmt::arg("names", names.empty() ? "" : fmt::format("{}, ", fmt::join(names, ", "))),
+                     fmt::arg("in_at", list(off)), fmt::arg("in_sym", list(sym)), fmt::arg("in_min", list(lo)),
+                     fmt::arg("in_max", list(hi)), fmt::arg("out_at", list(out_off)),
+                     fmt::arg("in_dims", std::max<size_t>(at, 1)), fmt::arg("out_dims", std::max<size_t>(out_at, 1)),
+                     fmt::arg("N", N), fmt::arg("outputs", outputs));
+}
+
 std::string model_source(const ir::Graph& graph, const CppOptions& options, ModelCode& model, const GraphCode& main) {
   const Plan& plan = main.plan;
   const std::string& node_names = main.node_names;
@@ -329,6 +436,9 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Mode
                         N)
           : fmt::format("  ctx->weights = kiln_{}_weights;\n", N);
 
+  size_t in_dims = 0, out_dims = 0;
+  for (const ir::Value* v : graph.inputs()) in_dims += v->shape().rank();
+  for (const ir::Value* v : graph.outputs()) out_dims += v->shape().rank();
   std::string hooks_note;
   if (!options.test_hooks.perturb_node.empty() || !options.test_hooks.delay_node.empty())
     hooks_note = "// TEST BUILD: a KILN_TEST_* hook made this model deliberately wrong or slow.\n";
@@ -358,6 +468,12 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Mode
   kiln::rt::NodeTime* times = nullptr;  // per-node timings, while profiling
   bool profiling = false;
   bool profiled = false;                // times hold a complete run
+  // The run's shapes (--dim NAME=MIN..MAX): the inputs' extents as set, the symbolic dims
+  // bound from them (D in the generated code) and the outputs' extents.
+  int64_t in_shape[{in_dims}] = {{}};
+  int64_t dims[{n_dims}] = {{}};
+  int64_t out_shape[{out_dims}] = {{}};
+  bool shapes_bound = false;
 }};
 
 namespace {{
@@ -377,13 +493,16 @@ int fail({N}_context* ctx, const char* message) {{
   return 1;
 }}
 
+{shape_code}
 {bodies}int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
   unsigned char* const A = ctx->arena;
   const unsigned char* const W = ctx->weights;
   kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
   kiln::rt::NodeTime* const prof = ctx->profiling ? ctx->times : nullptr;  // null: profiling off
   const uint64_t run_start = prof ? kiln::rt::now_ns() : 0;
+  const int64_t* const D = ctx->dims;  // the symbolic dims of this run
   (void)run_start;
+  (void)D;
 {widen_run}  (void)A;
   (void)W;
   (void)pool;
@@ -399,6 +518,7 @@ extern "C" {{
   int threads = options && options->threads > 0 ? options->threads : 1;
   {N}_context* ctx = new (std::nothrow) {N}_context(threads);
   if (!ctx) return nullptr;
+  for (size_t a = 0; a < kInAt[{N}_num_inputs()]; ++a) ctx->in_shape[a] = kInMax[a];  // the maxima until set
 {load_weights}{widen_create}  if (options && options->arena) {{
     if (options->arena_size < kArenaBytes || reinterpret_cast<uintptr_t>(options->arena) % 64 != 0) {{
       ctx->error = "the caller's arena must be 64-byte aligned and hold " + std::to_string(kArenaBytes) + " bytes";
@@ -422,6 +542,7 @@ int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs) {
   for (size_t i = 0; i < {N}_num_outputs(); ++i)
     if (!outputs[i]) return fail(ctx, "an output pointer is null");
   ctx->error.clear();
+  if (bind_shapes(ctx) != 0) return 1;
   try {{
     const int rc = run_graph(ctx, inputs, outputs);
     ctx->profiled = rc == 0 && ctx->profiling;
@@ -441,25 +562,46 @@ int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs,
   }}
   const void* in[{n_in_array}];
   void* out[{n_out_array}];
+  // Inputs first: their extents (within the bounds) decide the outputs'.
   for (size_t k = 0; k < n_inputs + n_outputs; ++k) {{
     bool is_in = k < n_inputs;
     size_t i = is_in ? k : k - n_inputs;
+    if (!is_in && bind_shapes(ctx) != 0) return 1;
     const {N}_tensor& t = is_in ? inputs[i] : outputs[i];
     const char* name = is_in ? {N}_input_name(i) : {N}_output_name(i);
     int dtype = is_in ? {N}_input_dtype(i) : {N}_output_dtype(i);
     int rank = is_in ? {N}_input_rank(i) : {N}_output_rank(i);
-    const int64_t* dims = is_in ? {N}_input_dims(i) : {N}_output_dims(i);
+    const int64_t* dims = is_in ? ctx->in_shape + kInAt[i] : ctx->out_shape + kOutAt[i];
     bool same = t.data && t.dtype == dtype && t.rank == rank && (rank == 0 || t.dims);
-    for (int d = 0; same && d < rank; ++d) same = t.dims[d] == dims[d];
+    for (int d = 0; same && d < rank; ++d)
+      same = is_in ? kInSym[kInAt[i] + d] >= 0 || t.dims[d] == kInMax[kInAt[i] + d] : t.dims[d] == dims[d];
     if (!same) {{
       ctx->error = std::string(is_in ? "input '" : "output '") + name + "': " +
                    (t.data ? "dtype or shape does not match the model's" : "data pointer is null");
       return 1;
     }}
+    if (is_in && set_input_shape(ctx, i, t.rank, t.dims) != 0) return 1;
     if (is_in) in[i] = t.data; else out[i] = t.data;
   }}
   return {N}_run(ctx, in, out);
 }}
+
+int {N}_set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {{
+  if (!ctx) return 1;
+  return set_input_shape(ctx, i, rank, dims);
+}}
+
+const int64_t* {N}_output_shape({N}_context* ctx, size_t i) {{
+  if (!ctx || i >= {N}_num_outputs() || bind_shapes(ctx) != 0) return nullptr;
+  return ctx->out_shape + kOutAt[i];
+}}
+
+const int64_t* {N}_input_shape(const {N}_context* ctx, size_t i) {{
+  if (!ctx || i >= {N}_num_inputs()) return nullptr;
+  return ctx->in_shape + kInAt[i];
+}}
+
+const int64_t* {N}_input_min_dims(size_t i) {{ return i < {N}_num_inputs() ? kInMin + kInAt[i] : nullptr; }}
 
 const char* {N}_error(const {N}_context* ctx) {{
   if (!ctx) return "no context (out of memory)";
@@ -514,7 +656,10 @@ size_t {N}_arena_size(void) {{ return kArenaBytes; }}
                      fmt::arg("widen_note", widen.note), fmt::arg("widen_include", widen.include),
                      fmt::arg("widen_member", widen.member), fmt::arg("widen_decls", widen.decls),
                      fmt::arg("widen_run", widen.run), fmt::arg("widen_create", widen.create),
-                     fmt::arg("widen_check", widen.check), fmt::arg("widen_destroy", widen.destroy));
+                     fmt::arg("widen_check", widen.check), fmt::arg("widen_destroy", widen.destroy),
+                     fmt::arg("shape_code", shape_code(graph, ctx, N)), fmt::arg("in_dims", std::max<size_t>(in_dims, 1)),
+                     fmt::arg("out_dims", std::max<size_t>(out_dims, 1)),
+                     fmt::arg("n_dims", graph.dim_ranges().size() + 1));
 }
 
 }  // namespace
@@ -557,6 +702,13 @@ uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
+// Every dim a number, or a polynomial of symbols bounded with --dim NAME=MIN..MAX.
+bool all_bounded(const std::vector<ir::Value*>& values, const ir::DimRanges& ranges) {
+  for (const ir::Value* v : values)
+    if (v && (!v->has_type() || !v->shape().max_numel(ranges))) return false;
+  return true;
+}
+
 bool all_static(const std::vector<ir::Value*>& values) {
   for (const ir::Value* v : values)
     if (v && (!v->has_type() || !v->shape().is_static())) return false;
@@ -569,12 +721,19 @@ namespace {
 
 // The problems of one graph (`where` prefixes those of a body), bodies included.
 void collect_problems(const ir::Graph& graph, const std::string& where, std::vector<std::string>& problems) {
-  // Symbolic dims of graph inputs are the root of every other non-static shape.
+  // Symbolic dims of graph inputs are the root of every other non-static shape; each must be
+  // pinned or bounded.
+  const ir::DimRanges& ranges = graph.dim_ranges();
   if (where.empty())
-    for (const ir::Value* v : graph.inputs())
-      if (!v->shape().is_static())
-        problems.push_back(fmt::format("input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE",
-                                       v->name(), v->shape().str()));
+    for (const ir::Value* v : graph.inputs()) {
+      bool ok = true;
+      for (const ir::Dim& d : v->shape().dims()) ok = ok && (d.is_static() || (d.is_symbol() && ranges.count(d.name())));
+      if (!ok)
+        problems.push_back(fmt::format(
+            "input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE, or bounds with --dim "
+            "NAME=MIN..MAX",
+            v->name(), v->shape().str()));
+    }
   // One line per problem (op and reason), listing its nodes. Nodes whose inputs are not
   // static yet are judged once those are.
   std::map<std::string, std::vector<std::string>> by_reason;
@@ -583,13 +742,17 @@ void collect_problems(const ir::Graph& graph, const std::string& where, std::vec
     std::string reason;
     if (!e) {
       reason = "no C++ code generator";
-    } else if (all_static(n->inputs())) {
+    } else if (all_bounded(n->inputs(), ranges)) {
+      const bool symbolic = !all_static(n->inputs()) || !all_static(n->outputs());
       try {
-        if (e->unsupported) reason = e->unsupported(*n);
+        if (symbolic && !e->dynamic_shapes)
+          reason = "no code for symbolic dims yet (pin them with --dim NAME=VALUE)";
+        else if (e->unsupported)
+          reason = e->unsupported(*n);
       } catch (const Error& err) {
         reason = err.what();
       }
-      if (reason.empty() && !all_static(n->outputs()))
+      if (reason.empty() && !all_bounded(n->outputs(), ranges))
         reason = n->op() == "Loop" ? "its scan outputs' length depends on when the loop stops, known only at run time"
                                    : "its output shape depends on input values, which must be known at compile time";
     }
@@ -605,8 +768,8 @@ void collect_problems(const ir::Graph& graph, const std::string& where, std::vec
   }
   if (problems.empty())
     for (const auto& v : graph.values())
-      if (!v->has_type() || !v->shape().is_static())
-        problems.push_back(fmt::format("{}value '{}' has no static type", where, v->name()));
+      if (!v->has_type() || !v->shape().max_numel(ranges))
+        problems.push_back(fmt::format("{}value '{}' has no static or bounded type", where, v->name()));
 }
 
 }  // namespace
@@ -621,6 +784,7 @@ void check_compilable(const ir::Graph& graph) {
 PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_t largest) {
   check_compilable(graph);
   ModelCode model(options, passes::Precision::FP32, "model", nullptr);
+  model.ctx.set_dim_ranges(graph.dim_ranges());
   GraphCode main = model.emit(graph, true);
   const Plan& plan = main.plan;
   PlanReport r;
@@ -640,11 +804,12 @@ PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   check_compilable(graph);
   ModelCode model(options.emit, options.precision, options.name, &options.test_hooks);
+  model.ctx.set_dim_ranges(graph.dim_ranges());
   GraphCode main = model.emit(graph, true);
   GeneratedModel out;
   out.name = options.name;
   out.files["model.cpp"] = model_source(graph, options, model, main);
-  out.files["main.cpp"] = main_source(options);
+  out.files["main.cpp"] = main_source(options, !graph.dim_ranges().empty());
   out.files["metadata.cpp"] = metadata_source(graph, options);
   if (!options.external_weights)
     out.files[options.name + "_weights.cpp"] = weights_source(options);

@@ -118,6 +118,16 @@ std::string EmitContext::value_ptr(const ir::Value* v, bool writable) const {
   return "nullptr";
 }
 
+std::string EmitContext::dim(const ir::Dim& d) const {
+  if (d.is_static()) return std::to_string(d.value());
+  if (d.is_unknown()) fail("a dim of unknown size reached code generation");
+  return d.cpp([&](const std::string& s) {
+    auto it = ranges_.find(s);
+    if (it == ranges_.end()) fail("symbolic dim '{}' has no bounds (give it --dim {}=MIN..MAX)", s, s);
+    return fmt::format("D[{}]", std::distance(ranges_.begin(), it));
+  });
+}
+
 std::string EmitContext::in(const ir::Node& node, size_t i) const {
   return node.has_input(i) ? value_ptr(node.input(i), false) : "nullptr";
 }

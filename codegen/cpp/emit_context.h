@@ -47,6 +47,17 @@ class EmitContext {
   // The user's choices for the generated code (kiln compile's flags).
   const EmitOptions& options() const { return options_; }
 
+  // Run-time extents. The generated code holds `D`, the values of the symbolic dims left
+  // open with --dim NAME=MIN..MAX, in the order of `ranges` (Graph::dim_ranges).
+  void set_dim_ranges(const ir::DimRanges& ranges) { ranges_ = ranges; }
+  const ir::DimRanges& dim_ranges() const { return ranges_; }
+  // A dim as C++: its number, or an int64_t expression over D[k]. Fails on an unknown dim or
+  // a symbol without bounds.
+  std::string dim(const ir::Dim& d) const;
+  // Extent `axis` of a value, and its element count.
+  std::string extent(const ir::Value* v, size_t axis) const { return dim(v->shape()[axis]); }
+  std::string numel(const ir::Value* v) const { return dim(v->shape().product()); }
+
   // Typed pointer expressions for a node's input (const) and output (mutable) data.
   std::string in(const ir::Node& node, size_t i) const;
   std::string out(const ir::Node& node, size_t i) const;
@@ -100,6 +111,7 @@ class EmitContext {
  private:
   const Location& location(const ir::Value* v) const;
 
+  ir::DimRanges ranges_;
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;

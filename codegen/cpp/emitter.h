@@ -26,6 +26,10 @@ struct Emitter {
   // When >= 0: output 0 is input `alias_input`'s bytes unchanged (Reshape and friends), so
   // no code is emitted and the output shares the input's memory.
   int alias_input = -1;
+  // True when `emit` (and `scratch_bytes`) write run-time extents (EmitContext::dim, extent,
+  // numel) wherever a shape has symbolic dims bounded with --dim NAME=MIN..MAX; nodes with
+  // such shapes are refused by the other emitters.
+  bool dynamic_shapes = false;
   // True when the emitter embeds its own compile-time form of constant input `i` (weights
   // packed for the GEMM kernel, written with EmitContext::add_weight_floats) and never
   // reads the original, which then stays out of the weights (unless another node reads it).

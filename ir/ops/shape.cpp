@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/shape_values.h"
 
 namespace kiln::ir {
 namespace {
@@ -170,8 +171,10 @@ Shape reshape_output(const Node& node, const Shape& in, const std::vector<int64_
 
 void infer_reshape(Node& node) {
   std::optional<std::vector<int64_t>> shape = int_list_input(node, 1);
-  Shape out = shape ? reshape_output(node, node.input(0)->shape(), *shape)
-                    : unknown_dims(int_list_length(node, 1));
+  std::optional<std::vector<Dim>> target = shape ? std::nullopt : shape_value_of(node.input(1));
+  Shape out = shape    ? reshape_output(node, node.input(0)->shape(), *shape)
+              : target ? Shape(reshape_dims(node, node.input(0)->shape(), *target))
+                       : unknown_dims(int_list_length(node, 1));
   node.output(0)->set_type(node.input(0)->dtype(), std::move(out));
 }
 

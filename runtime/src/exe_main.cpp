@@ -27,6 +27,17 @@ struct Failure {
   std::string message;
 };
 
+// "[1,1..256,32]": an input's dims with the bounds of its symbolic ones.
+std::string bounds_str(const TensorInfo& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank; ++i) {
+    if (i) s += ",";
+    if (t.min_dims && t.min_dims[i] != t.dims[i]) s += std::to_string(t.min_dims[i]) + "..";
+    s += std::to_string(t.dims[i]);
+  }
+  return s + "]";
+}
+
 std::string shape_str(int rank, const int64_t* dims) {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) {
@@ -275,17 +286,19 @@ double process_cpu_ms() {
 }
 
 // Writes output i to DIR/files[i] (DIR is created); `data` holds its bytes plus one.
-void write_outputs(const ModelApi& api, const std::vector<std::vector<unsigned char>>& outputs,
+void write_outputs(const std::vector<TensorInfo>& infos, const std::vector<std::vector<unsigned char>>& outputs,
                    const std::string& dir, const std::vector<std::string>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Failure{dir + ": cannot create the output directory: " + ec.message()};
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const TensorInfo& t = api.outputs[i];
+    const TensorInfo& t = infos[i];
     HostTensor h;
     h.dtype = t.dtype;
     h.shape.assign(t.dims, t.dims + t.rank);
-    h.data.assign(outputs[i].begin(), outputs[i].end() - 1);  // less the +1 byte
+    // The run's extents: the buffer holds the maxima where dims are symbolic.
+    const size_t bytes = static_cast<size_t>(numel_of(t)) * dtype_size(t.dtype);
+    h.data.assign(outputs[i].begin(), outputs[i].begin() + static_cast<std::ptrdiff_t>(bytes));
     std::string e;
     if (!write_npy((std::filesystem::path(dir) / files[i]).string(), h, e)) throw Failure{e};
   }
@@ -294,9 +307,15 @@ void write_outputs(const ModelApi& api, const std::vector<std::vector<unsigned c
 // Runs a created model as the options ask: --repeat, --profile, --bench-worker, -o.
 class Execution {
  public:
-  Execution(const ModelApi& api, const Options& o, const void* const* inputs,
+  Execution(const ModelApi& api, const Options& o, const void* const* inputs, std::vector<std::vector<int64_t>> in_shapes,
             std::vector<std::vector<unsigned char>> outputs, std::vector<void*> out_ptrs)
-      : api_(api), o_(o), inputs_(inputs), outputs_(std::move(outputs)), out_ptrs_(std::move(out_ptrs)) {}
+      : api_(api),
+        o_(o),
+        inputs_(inputs),
+        in_shapes_(std::move(in_shapes)),
+        outputs_(std::move(outputs)),
+        out_ptrs_(std::move(out_ptrs)),
+        out_info_(api.outputs, api.outputs + api.n_outputs) {}
 
   int run(const std::vector<std::string>& out_files, std::FILE* out, std::FILE* err) {
     Context c{api_};
@@ -304,6 +323,7 @@ class Execution {
     ctx_ = c.ctx;
     if (c.ctx == nullptr)
       throw Failure{"cannot create the model context (threads=" + std::to_string(o_.threads) + ")"};
+    set_shapes();
     if (!o_.profile.empty()) start_profiling();
     if (o_.bench_worker) return serve();
     // Warm-up runs (cold caches, first touch of the arena, a core waking up) are neither timed
@@ -336,13 +356,29 @@ class Execution {
         throw Failure{e};
     }
     if (o_.has_out_dir)
-      write_outputs(api_, outputs_, o_.out_dir, out_files);
+      write_outputs(out_info_, outputs_, o_.out_dir, out_files);
     else
-      for (size_t i = 0; i < outputs_.size(); ++i) print_summary(out, api_.outputs[i], outputs_[i].data());
+      for (size_t i = 0; i < outputs_.size(); ++i) print_summary(out, out_info_[i], outputs_[i].data());
     return 0;
   }
 
  private:
+  // Symbolic dims: the inputs' extents go to the model, the outputs' come back.
+  void set_shapes() {
+    if (!api_.set_input_shape || !api_.output_shape) return;
+    for (int i = 0; i < api_.n_inputs; ++i) {
+      const std::vector<int64_t>& s = in_shapes_[static_cast<size_t>(i)];
+      if (api_.set_input_shape(ctx_, i, static_cast<int>(s.size()), s.data()) != 0) check(1);
+    }
+    out_dims_.resize(out_info_.size());
+    for (size_t i = 0; i < out_info_.size(); ++i) {
+      const int64_t* d = api_.output_shape(ctx_, static_cast<int>(i));
+      if (!d) check(1);
+      out_dims_[i].assign(d, d + out_info_[i].rank);
+      out_info_[i].dims = out_dims_[i].data();
+    }
+  }
+
   void start_profiling() {
     if (!api_.set_profiling || !api_.node_time)
       throw Failure{"--profile: this model was compiled without profiling support"};
@@ -387,7 +423,7 @@ class Execution {
     BenchHooks hooks{[this] { return run_once(); },
                      [this, files](const std::string& dir) {
                        try {
-                         write_outputs(api_, outputs_, dir, files);
+                         write_outputs(out_info_, outputs_, dir, files);
                        } catch (const Failure& f) {
                          throw std::runtime_error(f.message);
                        }
@@ -398,8 +434,11 @@ class Execution {
   const ModelApi& api_;
   const Options& o_;
   const void* const* inputs_;
+  std::vector<std::vector<int64_t>> in_shapes_;
   std::vector<std::vector<unsigned char>> outputs_;
   std::vector<void*> out_ptrs_;
+  std::vector<TensorInfo> out_info_;          // the outputs with this run's extents
+  std::vector<std::vector<int64_t>> out_dims_;
   void* ctx_ = nullptr;
   std::chrono::steady_clock::time_point profile_origin_;
   std::vector<TraceEvent> events_;
@@ -471,8 +510,13 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
     if (h.dtype != t.dtype)
       throw Failure{std::string("input '") + t.name + "': dtype " + dtype_name(h.dtype) +
                     " does not match the model's " + dtype_name(t.dtype) + " (" + files[i] + ")"};
-    const bool same_shape = static_cast<int>(h.shape.size()) == t.rank &&
-                            std::equal(h.shape.begin(), h.shape.end(), t.dims);
+    bool same_shape = static_cast<int>(h.shape.size()) == t.rank;
+    for (int d = 0; same_shape && d < t.rank; ++d)
+      same_shape = t.min_dims ? h.shape[d] >= t.min_dims[d] && h.shape[d] <= t.dims[d] : h.shape[d] == t.dims[d];
+    if (!same_shape && t.min_dims)
+      throw Failure{std::string("input '") + t.name + "': shape " +
+                    shape_str(static_cast<int>(h.shape.size()), h.shape.data()) + " is outside the model's bounds " +
+                    bounds_str(t) + " (" + files[i] + ")"};
     if (!same_shape)
       throw Failure{std::string("input '") + t.name + "': shape " +
                     shape_str(static_cast<int>(h.shape.size()), h.shape.data()) + " does not match the model's " +
@@ -490,7 +534,10 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
   }
 
   const void* no_inputs[1] = {nullptr};  // a model without inputs still gets a valid array
-  Execution x{api, o, in_ptrs.empty() ? no_inputs : in_ptrs.data(), std::move(outputs), std::move(out_ptrs)};
+  std::vector<std::vector<int64_t>> in_shapes;
+  for (const HostTensor& h : inputs) in_shapes.push_back(h.shape);
+  Execution x{api, o, in_ptrs.empty() ? no_inputs : in_ptrs.data(), std::move(in_shapes), std::move(outputs),
+              std::move(out_ptrs)};
   return x.run(out_files, out, err);
 }
 

@@ -4,6 +4,7 @@
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "codegen/cpp/emitters/f32_staging.h"
+#include "codegen/cpp/symbolic_params.h"
 #include "ir/ops/attention.h"
 
 namespace kiln::codegen::cpp {
@@ -110,11 +111,85 @@ void emit(EmitContext& ctx, const ir::Node& node) {
   st.finish();
 }
 
+// The integer fields of AttentionParams, in the order emit_symbolic writes them.
+std::vector<int64_t> param_fields(const kiln::rt::AttentionParams& p) {
+  std::vector<int64_t> f = {p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim, p.v_head_dim};
+  for (const kiln::rt::AttentionLayout* l : {&p.q, &p.k, &p.v, &p.y}) f.insert(f.end(), {l->batch, l->head, l->seq});
+  f.insert(f.end(), {p.mask.stride[0], p.mask.stride[1], p.mask.stride[2], p.mask.stride[3], p.mask.keys,
+                     p.mask.causal_offset});
+  return f;
+}
+
+// The fields as run-time expressions of the node's symbolic dims (symbolic_params.h), or
+// nullopt when they are not polynomials of them.
+std::optional<std::vector<ir::Dim>> symbolic_fields(const ir::Node& node, const ir::DimRanges& ranges) {
+  return lift_params(node_symbols(node), ranges, [&](const std::map<std::string, int64_t>& at) {
+    std::vector<std::vector<int64_t>> dims;
+    for (size_t i = 0; i < node.num_inputs(); ++i)
+      dims.push_back(node.has_input(i) ? bound_dims(node.input(i), at) : std::vector<int64_t>{});
+    return param_fields(ir::attention_params(node, dims, false));
+  });
+}
+
+// With symbolic dims (--dim NAME=MIN..MAX): f32 self-attention without a past or extra
+// outputs, its geometry computed at run time.
+void emit_symbolic(EmitContext& ctx, const ir::Node& node) {
+  std::optional<std::vector<ir::Dim>> f = symbolic_fields(node, ctx.dim_ranges());
+  if (!f) fail("{}: its geometry is not a polynomial of the symbolic dims", node.describe());
+  std::vector<std::string> e;
+  for (const ir::Dim& d : *f) e.push_back(ctx.dim(d));
+  // The scale and softcap do not depend on the symbols: read them at the maxima.
+  std::map<std::string, int64_t> at;
+  for (const auto& [name, r] : ctx.dim_ranges()) at[name] = r.max;
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < node.num_inputs(); ++i)
+    dims.push_back(node.has_input(i) ? bound_dims(node.input(i), at) : std::vector<int64_t>{});
+  const kiln::rt::AttentionParams p0 = ir::attention_params(node, dims, false);
+  ctx.line("kiln::rt::AttentionParams p;");
+  ctx.line(fmt::format("p.batch = {}; p.q_heads = {}; p.kv_heads = {}; p.q_len = {}; p.kv_len = {};", e[0], e[1], e[2],
+                       e[3], e[4]));
+  ctx.line(fmt::format("p.head_dim = {}; p.v_head_dim = {};", e[5], e[6]));
+  const char* names[4] = {"q", "k", "v", "y"};
+  for (size_t l = 0; l < 4; ++l)
+    ctx.line(fmt::format("p.{} = kiln::rt::AttentionLayout{{{}, {}, {}}};", names[l], e[7 + 3 * l], e[8 + 3 * l],
+                         e[9 + 3 * l]));
+  ctx.line(fmt::format("p.scale = {}; p.softcap = {};", float_literal(p0.scale, ir::DType::F32),
+                       float_literal(p0.softcap, ir::DType::F32)));
+  if (node.i("is_causal") != 0) ctx.line(fmt::format("p.mask.causal = true; p.mask.causal_offset = {};", e[24]));
+  if (node.has_input(kAttnMask)) {
+    const bool is_bool = node.input(kAttnMask)->dtype() == ir::DType::Bool;
+    ctx.line(fmt::format("p.mask.{} = {}; p.mask.keys = {};", is_bool ? "allow" : "bias", ctx.in(node, kAttnMask),
+                         e[23]));
+    ctx.line(fmt::format("p.mask.stride[0] = {}; p.mask.stride[1] = {}; p.mask.stride[2] = {}; p.mask.stride[3] = {};",
+                         e[19], e[20], e[21], e[22]));
+  }
+  ctx.line(fmt::format("if (!kiln::rt::attention_f32(p, {}, {}, {}, {}, pool)) {}", ctx.in(node, kAttnQ),
+                       ctx.in(node, kAttnK), ctx.in(node, kAttnV), ctx.out(node, 0),
+                       ctx.fail_stmt(node, "out of memory")));
+}
+
+bool has_symbols(const ir::Node& node) { return !node_symbols(node).empty(); }
+
+void emit_any(EmitContext& ctx, const ir::Node& node) {
+  if (has_symbols(node))
+    emit_symbolic(ctx, node);
+  else
+    emit(ctx, node);
+}
+
 // f32 runs as is; f16 and bf16 through f32 copies.
 std::string unsupported(const ir::Node& node) {
   const ir::DType t = node.input(kAttnQ)->dtype();
   if (t != ir::DType::F32 && t != ir::DType::F16 && t != ir::DType::BF16)
     return fmt::format("{} inputs are not supported (f32, f16 and bf16 are)", ir::dtype_name(t));
+  if (has_symbols(node)) {
+    if (t != ir::DType::F32 || ir::attention_needs_present(node) || node.num_outputs() > 1 ||
+        node.has_input(kAttnNonpad) || node.has_input(kAttnPastKey))
+      return "with symbolic dims, only f32 attention without a past, padding lengths or extra outputs is compiled";
+    const ir::Graph* g = node.output(0)->graph();
+    if (!symbolic_fields(node, g ? g->dim_ranges() : ir::DimRanges{}))
+      return "its geometry is not a polynomial of the symbolic dims";
+  }
   return "";
 }
 
@@ -137,7 +212,8 @@ void emit_flex(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_attention_emitters(EmitterRegistry& r) {
-  r.add("Attention", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
+  r.add("Attention", Emitter{.emit = emit_any, .unsupported = unsupported, .scratch_bytes = scratch_bytes,
+                             .dynamic_shapes = true});
   r.add("ai.onnx.preview:FlexAttention",
         Emitter{.emit = emit_flex, .unsupported = unsupported, .scratch_bytes = flex_scratch_bytes});
 }

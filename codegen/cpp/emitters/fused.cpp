@@ -81,18 +81,26 @@ std::string unsupported_matmul(const ir::Node& node) {
   if (std::string r = require_f32(node); !r.empty()) return r;
   if (node.input(0)->shape().rank() < 2 || node.input(1)->shape().rank() != 2)
     return "compiled kiln.FusedMatMul needs A of rank >= 2 and a 2-D B";
+  const ir::Shape& a = node.input(0)->shape();
+  if (!node.input(1)->shape().is_static() || !a[a.rank() - 1].is_static())
+    return "compiled kiln.FusedMatMul needs B's dims and A's last dim to be numbers";
   return "";
 }
 
 void emit_matmul(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
-  int64_t K = a.back(), N = b.back(), rows = ir::numel(a) / K;
+  // B is [K, N] and numbers; A's leading dims (the rows) may be symbols bounded with --dim.
+  const ir::Shape& a = node.input(0)->shape();
+  std::vector<int64_t> b = dims_of(node.input(1));
+  int64_t K = b[0], N = b.back();
+  std::optional<ir::Dim> rows = a.product().exact_div(ir::Dim(K));
+  if (!rows) fail("{}: A {} does not have {} columns", node.describe(), a.str(), K);
   emit_epilogue(ctx, node, 3, 2, N);
   std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
   ctx.line(fmt::format(
       "kiln::rt::gemm_f32_ex({}, {}, {}, 1.0f, kiln::rt::GemmOperand{{{}, {}, false, false}}, {}, 0.0f, {}, {}, "
       "nullptr, ep, 0, pool);",
-      rows, N, K, ctx.in(node, 0), K, gemm_b_operand(ctx, node.input(1), b_expr, false, K, N), ctx.out(node, 0), N));
+      ctx.dim(*rows), N, K, ctx.in(node, 0), K, gemm_b_operand(ctx, node.input(1), b_expr, false, K, N),
+      ctx.out(node, 0), N));
 }
 
 // kiln.FusedConvDepthwise: the kernel's parameters, or the reason it does not apply.
@@ -189,7 +197,7 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
   for (size_t k = 0; k < node.num_inputs(); ++k) {
     ctx.line(fmt::format("const {}* const in{} = {};", s, k, ctx.in(node, k)));
     reads.push_back(fmt::format("const T x{0} = static_cast<T>(in{0}[{1}]);", k,
-                                node.input(k)->shape().numel() == 1 ? "0" : "i"));
+                                node.input(k)->shape().product() == ir::Dim(1) ? "0" : "i"));
   }
   ctx.line(fmt::format("{}* const y = {};", s, ctx.out(node, 0)));
   ctx.line(fmt::format("using T = {};", c));
@@ -208,7 +216,7 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
     body += fmt::format(" const T t{} = f{}({});", k, k, fmt::join(args, ", "));
     ++k;
   }
-  ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", node.output(0)->shape().numel()));
+  ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", ctx.numel(node.output(0))));
   for (const std::string& r : reads) ctx.line("  " + r);
   ctx.line(fmt::format(" {} y[i] = static_cast<{}>(t{}); }}", body, s, k - 1));
 }
@@ -216,7 +224,7 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_fused_emitters(EmitterRegistry& r) {
-  r.add("kiln.Elementwise", Emitter{.emit = emit_elementwise_chain});
+  r.add("kiln.Elementwise", Emitter{.emit = emit_elementwise_chain, .dynamic_shapes = true});
   r.add("kiln.FusedConv", Emitter{.emit = emit_conv,
                                   .unsupported = unsupported_conv2d,
                                   .scratch_bytes = conv2d_scratch_bytes,
@@ -226,7 +234,10 @@ void register_fused_emitters(EmitterRegistry& r) {
                                            .packs_input = conv_depthwise_packs_weights});
   r.add("kiln.FusedDepthwiseConv", Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
-  r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul, .unsupported = unsupported_matmul, .packs_input = gemm_packs_b});
+  r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul,
+                                    .unsupported = unsupported_matmul,
+                                    .dynamic_shapes = true,
+                                    .packs_input = gemm_packs_b});
 }
 
 }  // namespace kiln::codegen::cpp

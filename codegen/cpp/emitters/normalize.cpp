@@ -30,18 +30,32 @@ std::string require_float_input(const ir::Node& node) {
   return "";
 }
 
-// Rows and the length of each: the dims before the axis, and from it on.
-void rows_len(const ir::Node& node, int64_t& rows, int64_t& len) {
-  std::vector<int64_t> x = dims_of(node.input(0));
-  const int64_t axis = ir::norm_axis(node, static_cast<int64_t>(x.size()));
-  rows = len = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) (d < axis ? rows : len) *= x[d];
+// LayerNormalization and RMSNormalization: the rows may be symbolic (--dim NAME=MIN..MAX),
+// the normalized length is a number.
+ir::Dim symbolic_rows(const ir::Node& node, int64_t& len) {
+  const ir::Shape& x = node.input(0)->shape();
+  const int64_t axis = ir::norm_axis(node, static_cast<int64_t>(x.rank()));
+  ir::Dim rows(1);
+  len = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
+    if (d < axis) {
+      rows = rows * x[d];
+    } else {
+      if (!x[d].is_static()) fail("{}: the normalized dims must be numbers, got {}", node.describe(), x.str());
+      len *= x[d].value();
+    }
+  }
+  return rows;
 }
 
 std::string unsupported_layer_norm(const ir::Node& node) {
   if (std::string r = require_float_input(node); !r.empty()) return r;
-  int64_t rows, len;
-  rows_len(node, rows, len);
+  int64_t len;
+  try {
+    symbolic_rows(node, len);
+  } catch (const Error& e) {
+    return e.what();
+  }
   for (size_t i = 1; i < node.num_inputs(); ++i)
     if (node.has_input(i) && numel_of(node.input(i)) != len)
       return fmt::format("input '{}' has {} values, not the normalized shape's {} (broadcasting it is not supported)",
@@ -50,8 +64,8 @@ std::string unsupported_layer_norm(const ir::Node& node) {
 }
 
 void emit_layer_norm(EmitContext& ctx, const ir::Node& node) {
-  int64_t rows, len;
-  rows_len(node, rows, len);
+  int64_t len;
+  const std::string rows = ctx.dim(symbolic_rows(node, len));
   if (node.op() == "RMSNormalization") {
     ctx.line(fmt::format("kiln::rt::rms_norm{}({}, {}, {}, {}, {}, {});", types(node), rows, len, ctx.in(node, 0),
                          ctx.in(node, 1), literal(node, "epsilon"), ctx.out(node, 0)));
@@ -117,8 +131,10 @@ void emit_lrn(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_normalize_emitters(EmitterRegistry& r) {
-  r.add("LayerNormalization", Emitter{.emit = emit_layer_norm, .unsupported = unsupported_layer_norm});
-  r.add("RMSNormalization", Emitter{.emit = emit_layer_norm, .unsupported = unsupported_layer_norm});
+  r.add("LayerNormalization",
+        Emitter{.emit = emit_layer_norm, .unsupported = unsupported_layer_norm, .dynamic_shapes = true});
+  r.add("RMSNormalization",
+        Emitter{.emit = emit_layer_norm, .unsupported = unsupported_layer_norm, .dynamic_shapes = true});
   r.add("GroupNormalization", Emitter{.emit = emit_group_norm, .unsupported = require_float_input});
   r.add("InstanceNormalization", Emitter{.emit = emit_group_norm, .unsupported = require_float_input});
   r.add("MeanVarianceNormalization", Emitter{.emit = emit_mvn, .unsupported = require_float_input});

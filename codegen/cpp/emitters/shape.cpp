@@ -96,7 +96,7 @@ void emit_gather(EmitContext& ctx, const ir::Node& node) {
 
 void register_shape_emitters(EmitterRegistry& r) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
-    r.add(op, Emitter{.alias_input = 0});
+    r.add(op, Emitter{.alias_input = 0, .dynamic_shapes = true});
   r.add("Transpose", Emitter{.emit = emit_transpose});
   r.add("Concat", Emitter{.emit = emit_concat});
   r.add("Gather", Emitter{.emit = emit_gather, .scratch_bytes = gather_scratch});

@@ -13,7 +13,8 @@ struct TensorInfo {
   const char* name;
   kiln_dtype dtype;
   int rank;
-  const int64_t* dims;
+  const int64_t* dims;              // the maxima where a dim is symbolic
+  const int64_t* min_dims = nullptr;  // inputs with symbolic dims: the minima (else null)
 };
 
 struct ModelApi {
@@ -32,6 +33,10 @@ struct ModelApi {
   const char* (*node_name)(int i) = nullptr;
   const char* (*node_op)(int i) = nullptr;
   int (*node_time)(void* ctx, int i, uint64_t* start_ns, uint64_t* duration_ns) = nullptr;  // 0 = ok
+  // Models with symbolic dims (kiln compile --dim NAME=MIN..MAX): sets an input's extents
+  // (0 = ok) and gives an output's for them (null on failure); null in a table without them.
+  int (*set_input_shape)(void* ctx, int i, int rank, const int64_t* dims) = nullptr;
+  const int64_t* (*output_shape)(void* ctx, int i) = nullptr;
   // How the model was compiled, printed by --version: "compiled by kiln 0.1.0 from m.onnx,
   // precision int8, weights embedded" (`kiln bench --compiled` reads the precision there).
   const char* build_info = nullptr;

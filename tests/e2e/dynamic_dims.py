@@ -1,0 +1,112 @@
+"""A model compiled once with a bounded symbolic dim (models/dynamic/bert_seq: a BERT-shaped
+encoder exported with a dynamic sequence length) run at every sample length, against ONNX
+Runtime's outputs; lengths outside the bounds refused with a message naming the input, the
+dim and the bounds; the C API's shape functions (tests/e2e/dynamic_api.c).
+
+    dynamic_dims.py KILN WORK
+
+Float outputs must be within max|kiln - ort| <= 1e-4 * max(1, max|ort|).
+"""
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL_DIR = os.path.join(HERE, "..", "..", "models", "dynamic", "bert_seq")
+TOLERANCE = 1e-4
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900, **kw)
+
+
+def report(what, problem):
+    print(f"FAIL {what}: {problem}" if problem else f"PASS {what}")
+    return problem is None
+
+
+def error_of(got, ref):
+    if got.shape != ref.shape:
+        return f"shape {list(got.shape)}, ONNX Runtime's {list(ref.shape)}"
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) / scale
+    return None if err <= TOLERANCE else f"differs by {err:.3g} of its scale (limit {TOLERANCE})"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    kiln, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = os.path.join(MODEL_DIR, "model.onnx")
+    out = os.path.join(work, "compiled")
+    p = run([kiln, "compile", model, "--dim", "seq=1..256", "--emit", "exe,lib", "--name", "m", "-o", out])
+    if not report("compile --dim seq=1..256", None if p.returncode == 0 else p.stdout[-3000:]):
+        return 1
+    exe = os.path.join(out, "m")
+    ok = True
+    sizes = sorted(int(os.path.basename(f).split("_")[1]) for f in glob.glob(os.path.join(MODEL_DIR, "expected_*_0.npy")))
+    for seq in sizes:
+        x, mask = (os.path.join(MODEL_DIR, f"input_{seq}_{k}.npy") for k in range(2))
+        res = os.path.join(work, f"seq{seq}")
+        p = run([exe, "-i", f"x={x}", "-i", f"mask={mask}", "-o", res])
+        ref = np.load(os.path.join(MODEL_DIR, f"expected_{seq}_0.npy"))
+        problem = p.stdout[-2000:] if p.returncode else error_of(np.load(os.path.join(res, "y.npy")), ref)
+        ok = report(f"executable at seq {seq}", problem) and ok
+
+    # Outside the bounds: a clear error and no output.
+    long_x, long_mask = os.path.join(work, "x257.npy"), os.path.join(work, "mask257.npy")
+    np.save(long_x, np.zeros((1, 257, 32), np.float32))
+    np.save(long_mask, np.ones((1, 257), np.float32))
+    res = os.path.join(work, "seq257")
+    p = run([exe, "-i", f"x={long_x}", "-i", f"mask={long_mask}", "-o", res])
+    want = "input 'x': shape [1,257,32] is outside the model's bounds [1,1..256,32]"
+    problem = None
+    if p.returncode == 0:
+        problem = "exit status 0"
+    elif want not in p.stdout:
+        problem = f"expected '{want}', got: {p.stdout.strip()}"
+    elif os.path.exists(os.path.join(res, "y.npy")):
+        problem = "an output was written"
+    ok = report("seq 257 refused", problem) and ok
+    x16 = os.path.join(MODEL_DIR, "input_16_0.npy")
+    mask64 = os.path.join(MODEL_DIR, "input_64_1.npy")
+    p = run([exe, "-i", f"x={x16}", "-i", f"mask={mask64}"])
+    want = "inputs 'x' and 'mask' disagree on the symbolic dim 'seq': 16 and 64"
+    ok = report("inputs disagreeing on seq refused",
+                None if p.returncode != 0 and want in p.stdout else f"got: {p.stdout.strip()}") and ok
+
+    # The C API, through the static library.
+    api_exe = os.path.join(work, "dynamic_api")
+    cc = shlex.split(os.environ.get("CC", "cc"))  # the sanitized build's CC carries its flags
+    p = run([*cc, "-O1", "-o", api_exe, os.path.join(HERE, "dynamic_api.c"), f"-I{out}", os.path.join(out, "libm.a"),
+             "-lstdc++", "-lm", "-pthread"])
+    if not report("C API program builds", None if p.returncode == 0 else p.stdout[-3000:]):
+        return 1
+    seq = 64
+    raw = []
+    for k, name in enumerate(["x", "mask"]):
+        path = os.path.join(work, f"{name}.f32")
+        np.load(os.path.join(MODEL_DIR, f"input_{seq}_{k}.npy")).astype(np.float32).tofile(path)
+        raw.append(path)
+    y = os.path.join(work, "y.f32")
+    p = run([api_exe, str(seq), *raw, y])
+    problem = p.stdout[-2000:] if p.returncode else None
+    if not problem:
+        got = np.fromfile(y, np.float32).reshape(1, seq, 32)
+        problem = error_of(got, np.load(os.path.join(MODEL_DIR, f"expected_{seq}_0.npy")))
+    ok = report(f"C API at seq {seq}", problem) and ok
+
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
