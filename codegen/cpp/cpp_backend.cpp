@@ -743,16 +743,19 @@ void collect_problems(const ir::Graph& graph, const std::string& where, std::vec
     if (!e) {
       reason = "no C++ code generator";
     } else if (all_bounded(n->inputs(), ranges)) {
+      // Outputs whose shape is not even bounded keep their own message (which the conformance
+      // runner answers by making shape inputs constants).
+      const bool outputs_bounded = all_bounded(n->outputs(), ranges);
       const bool symbolic = !all_static(n->inputs()) || !all_static(n->outputs());
       try {
-        if (symbolic && !e->dynamic_shapes)
+        if (symbolic && outputs_bounded && !e->dynamic_shapes)
           reason = "no code for symbolic dims yet (pin them with --dim NAME=VALUE)";
         else if (e->unsupported)
           reason = e->unsupported(*n);
       } catch (const Error& err) {
         reason = err.what();
       }
-      if (reason.empty() && !all_bounded(n->outputs(), ranges))
+      if (reason.empty() && !outputs_bounded)
         reason = n->op() == "Loop" ? "its scan outputs' length depends on when the loop stops, known only at run time"
                                    : "its output shape depends on input values, which must be known at compile time";
     }

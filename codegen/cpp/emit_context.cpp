@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/cpp/weight_blob.h"
 #include "ir/error.h"
@@ -126,6 +127,19 @@ std::string EmitContext::dim(const ir::Dim& d) const {
     if (it == ranges_.end()) fail("symbolic dim '{}' has no bounds (give it --dim {}=MIN..MAX)", s, s);
     return fmt::format("D[{}]", std::distance(ranges_.begin(), it));
   });
+}
+
+std::string EmitContext::dims(const std::vector<ir::Dim>& dims) {
+  std::vector<int64_t> values;
+  std::vector<std::string> exprs;
+  for (const ir::Dim& d : dims) {
+    if (d.is_static()) values.push_back(d.value());
+    exprs.push_back(dim(d));
+  }
+  if (values.size() == dims.size()) return array(values);
+  const std::string name = fmt::format("kiln_dims{}", local_arrays_++);
+  line(fmt::format("const int64_t {}[] = {{{}}};", name, fmt::join(exprs, ", ")));
+  return name;
 }
 
 std::string EmitContext::in(const ir::Node& node, size_t i) const {

@@ -57,6 +57,9 @@ class EmitContext {
   // Extent `axis` of a value, and its element count.
   std::string extent(const ir::Value* v, size_t axis) const { return dim(v->shape()[axis]); }
   std::string numel(const ir::Value* v) const { return dim(v->shape().product()); }
+  // Name of an int64_t array holding `dims`: a shared static one when they are all numbers
+  // (array()), else a local one computed in the node's body.
+  std::string dims(const std::vector<ir::Dim>& dims);
 
   // Typed pointer expressions for a node's input (const) and output (mutable) data.
   std::string in(const ir::Node& node, size_t i) const;
@@ -112,6 +115,7 @@ class EmitContext {
   const Location& location(const ir::Value* v) const;
 
   ir::DimRanges ranges_;
+  size_t local_arrays_ = 0;
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;

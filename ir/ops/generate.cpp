@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/shape_values.h"
 
 namespace kiln::ir {
 namespace {
@@ -71,6 +72,14 @@ void infer_range(Node& node) {
     n = Dim(range_length(node, node.input(0)->constant().as_double(0),
                          node.input(1)->constant().as_double(0),
                          node.input(2)->constant().as_double(0)));
+  // Range(0, seq, 1) and the like over a symbolic limit (--dim seq=MIN..MAX): its length is
+  // limit / delta where that division is exact.
+  std::optional<std::vector<Dim>> limit = shape_value_of(node.input(1));
+  if (n.is_unknown() && !is_float(node.input(0)->dtype()) && node.input(0)->is_constant() &&
+      node.input(2)->is_constant() && limit && limit->size() == 1) {
+    const int64_t start = node.input(0)->constant().as_int64(0), delta = node.input(2)->constant().as_int64(0);
+    if (start == 0 && delta > 0) n = (*limit)[0].exact_div(Dim(delta)).value_or(Dim::unknown());
+  }
   node.output(0)->set_type(node.input(0)->dtype(), Shape({n}));
 }
 

@@ -47,6 +47,27 @@ void infer_slice(Node& node) {
     if (node.has_input(i)) require_dtype(node, i, {DType::I32, DType::I64});
   const Shape& s = node.input(0)->shape();
   std::optional<StridedView> v = s.is_static() ? slice_view(node, s.values()) : std::nullopt;
+  if (!v && s.is_known()) {
+    // Symbolic dims (--dim NAME=MIN..MAX): an axis the slice leaves whole keeps its dim, which
+    // shows as the same extent out as in for two different stand-in sizes; an axis it cuts
+    // must be a number (its clamped bounds are not a polynomial of the symbol).
+    auto probe = [&](int64_t big) {
+      std::vector<int64_t> dims;
+      for (const Dim& d : s.dims()) dims.push_back(d.is_static() ? d.value() : big);
+      return slice_view(node, dims);
+    };
+    constexpr int64_t kProbeA = int64_t{1} << 20, kProbeB = kProbeA + 7;
+    std::optional<StridedView> a = probe(kProbeA), b = probe(kProbeB);
+    if (a && b) {
+      std::vector<Dim> out;
+      for (size_t i = 0; i < s.rank(); ++i)
+        out.push_back(s[i].is_static() ? Dim(a->dims[i])
+                      : a->dims[i] == kProbeA && b->dims[i] == kProbeB ? s[i]
+                                                                       : Dim::unknown());
+      node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(out)));
+      return;
+    }
+  }
   node.output(0)->set_type(node.input(0)->dtype(),
                            v ? shape_of(v->dims) : Shape(unknown_dims(s.rank())));
 }

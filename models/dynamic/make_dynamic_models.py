@@ -5,10 +5,16 @@ Writes, per model, `model.onnx` (the dynamic dims left symbolic, as torch.onnx.e
 writes them with dynamic_axes) and, for each sample size, `input_<size>_K.npy` and
 `expected_<size>_K.npy` from ONNX Runtime (one thread, graph optimizations off).
 
-    .venv/bin/python models/dynamic/make_dynamic_models.py [--out DIR] [--hidden H]
+    .venv/bin/python models/dynamic/make_dynamic_models.py [--model bert_seq|torch_encoder]
+                                                          [--out DIR] [--hidden H] ...
 
-`--hidden 256 --ffn 1024` makes the larger encoder bench/dynamic_dims.py times; the
-committed fixture is the small default.
+bert_seq: a BERT-shaped encoder (plain nn.Module: Q/K/V Linear, heads split by view, mask
+added to the scores), inputs x [1, seq, hidden] and mask [1, seq]. torch_encoder: token and
+position embeddings (position ids from arange(seq)) into torch.nn.TransformerEncoder (its
+packed in-projection sliced into Q, K, V) and a Linear head, input ids [1, seq] (int64).
+Without --model both are written beside this script. `--hidden 256 --ffn 1024` makes the
+larger bert_seq encoder bench/dynamic_dims.py times; the committed fixtures are the small
+defaults.
 """
 import argparse
 import io
@@ -72,8 +78,43 @@ def make_encoder(hidden: int, heads: int, ffn: int, layers: int):
     return m
 
 
-def samples(hidden: int, seq: int):
+def make_torch_encoder(hidden: int, heads: int, ffn: int, layers: int):
+    import torch
+    from torch import nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(VOCAB, hidden)
+            self.positions = nn.Embedding(256, hidden)
+            layer = nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, layers)
+            self.head = nn.Linear(hidden, 3)
+
+        def forward(self, ids):
+            positions = torch.arange(ids.shape[1]).unsqueeze(0)
+            return self.head(self.encoder(self.tokens(ids) + self.positions(positions)))
+
+    torch.manual_seed(0)
+    net = Encoder().eval()
+    buf = io.BytesIO()
+    # Not under no_grad: there PyTorch takes its fused encoder fast path, which has no ONNX form.
+    torch.onnx.export(net, (torch.zeros(1, 8, dtype=torch.int64),), buf, opset_version=14, input_names=["ids"],
+                      output_names=["y"], dynamic_axes={"ids": {1: "seq"}, "y": {1: "seq"}})
+    m = onnx.load_from_string(buf.getvalue())
+    for n in m.graph.node:
+        n.doc_string = ""
+    m.ir_version = 8
+    return m
+
+
+VOCAB = 200
+
+
+def samples(model: str, hidden: int, seq: int):
     r = np.random.RandomState(seq)
+    if model == "torch_encoder":
+        return [r.randint(0, VOCAB, (1, seq)).astype(np.int64)]
     x = r.standard_normal((1, seq, hidden)).astype(np.float32)
     mask = np.ones((1, seq), np.float32)
     mask[:, seq - seq // 4:] = 0  # the last quarter padded
@@ -82,28 +123,33 @@ def samples(hidden: int, seq: int):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "bert_seq")
+    ap.add_argument("--model", choices=["bert_seq", "torch_encoder"])
+    ap.add_argument("--out", type=Path, help="the model's folder (default: models/dynamic/MODEL)")
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=64)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--sizes", default="1,16,64,256", help="seq lengths to write samples for")
     a = ap.parse_args()
-    m = make_encoder(a.hidden, a.heads, a.ffn, a.layers)
-    a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "model.onnx").write_bytes(m.SerializeToString())
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    for seq in (int(s) for s in a.sizes.split(",")):
-        ins = samples(a.hidden, seq)
-        outs = sess.run(None, {"x": ins[0], "mask": ins[1]})
-        for k, t in enumerate(ins):
-            np.save(a.out / f"input_{seq}_{k}.npy", t)
-        for k, t in enumerate(outs):
-            np.save(a.out / f"expected_{seq}_{k}.npy", t)
-    print(f"wrote {a.out}")
+    for name in [a.model] if a.model else ["bert_seq", "torch_encoder"]:
+        out = a.out or Path(__file__).resolve().parent / name
+        make = make_encoder if name == "bert_seq" else make_torch_encoder
+        m = make(a.hidden, a.heads, a.ffn, a.layers)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "model.onnx").write_bytes(m.SerializeToString())
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        for seq in (int(s) for s in a.sizes.split(",")):
+            ins = samples(name, a.hidden, seq)
+            outs = sess.run(None, dict(zip(names, ins)))
+            for k, t in enumerate(ins):
+                np.save(out / f"input_{seq}_{k}.npy", t)
+            for k, t in enumerate(outs):
+                np.save(out / f"expected_{seq}_{k}.npy", t)
+        print(f"wrote {out}")
     return 0
 
 

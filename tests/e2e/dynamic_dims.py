@@ -1,7 +1,7 @@
-"""A model compiled once with a bounded symbolic dim (models/dynamic/bert_seq: a BERT-shaped
-encoder exported with a dynamic sequence length) run at every sample length, against ONNX
-Runtime's outputs; lengths outside the bounds refused with a message naming the input, the
-dim and the bounds; the C API's shape functions (tests/e2e/dynamic_api.c).
+"""Models compiled once with a bounded symbolic dim (models/dynamic/: encoders exported with a
+dynamic sequence length) run at every sample length, against ONNX Runtime's outputs; for
+bert_seq also lengths outside the bounds refused with a message naming the input, the dim and
+the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c).
 
     dynamic_dims.py KILN WORK
 
@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODEL_DIR = os.path.join(HERE, "..", "..", "models", "dynamic", "bert_seq")
+MODELS = os.path.join(HERE, "..", "..", "models", "dynamic")
+MODEL_DIR = os.path.join(MODELS, "bert_seq")
 TOLERANCE = 1e-4
 
 
@@ -38,33 +39,45 @@ def error_of(got, ref):
     return None if err <= TOLERANCE else f"differs by {err:.3g} of its scale (limit {TOLERANCE})"
 
 
+def check_lengths(kiln, folder, work):
+    """Compiles the model with --dim seq=1..256 and runs it at every sample length."""
+    name = os.path.basename(folder)
+    out = os.path.join(work, name)
+    p = run([kiln, "compile", os.path.join(folder, "model.onnx"), "--dim", "seq=1..256", "--emit", "exe,lib",
+             "--name", "m", "-o", out])
+    if not report(f"{name}: compile --dim seq=1..256", None if p.returncode == 0 else p.stdout[-3000:]):
+        return False
+    ok = True
+    sizes = sorted(int(os.path.basename(f).split("_")[1]) for f in glob.glob(os.path.join(folder, "expected_*_0.npy")))
+    for seq in sizes:
+        inputs = sorted(glob.glob(os.path.join(folder, f"input_{seq}_*.npy")))
+        res = os.path.join(work, f"{name}_seq{seq}")
+        p = run([os.path.join(out, "m"), *inputs, "-o", res])
+        ref = np.load(os.path.join(folder, f"expected_{seq}_0.npy"))
+        problem = p.stdout[-2000:] if p.returncode else error_of(np.load(os.path.join(res, "y.npy")), ref)
+        ok = report(f"{name}: executable at seq {seq}", problem) and ok
+    return ok
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     kiln, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    model = os.path.join(MODEL_DIR, "model.onnx")
-    out = os.path.join(work, "compiled")
-    p = run([kiln, "compile", model, "--dim", "seq=1..256", "--emit", "exe,lib", "--name", "m", "-o", out])
-    if not report("compile --dim seq=1..256", None if p.returncode == 0 else p.stdout[-3000:]):
-        return 1
-    exe = os.path.join(out, "m")
     ok = True
-    sizes = sorted(int(os.path.basename(f).split("_")[1]) for f in glob.glob(os.path.join(MODEL_DIR, "expected_*_0.npy")))
-    for seq in sizes:
-        x, mask = (os.path.join(MODEL_DIR, f"input_{seq}_{k}.npy") for k in range(2))
-        res = os.path.join(work, f"seq{seq}")
-        p = run([exe, "-i", f"x={x}", "-i", f"mask={mask}", "-o", res])
-        ref = np.load(os.path.join(MODEL_DIR, f"expected_{seq}_0.npy"))
-        problem = p.stdout[-2000:] if p.returncode else error_of(np.load(os.path.join(res, "y.npy")), ref)
-        ok = report(f"executable at seq {seq}", problem) and ok
+    for folder in sorted(glob.glob(os.path.join(MODELS, "*", "model.onnx"))):
+        ok = check_lengths(kiln, os.path.dirname(folder), work) and ok
+    out = os.path.join(work, "bert_seq")
+    exe = os.path.join(out, "m")
+    if not os.path.exists(exe):
+        return 1
 
     # Outside the bounds: a clear error and no output.
     long_x, long_mask = os.path.join(work, "x257.npy"), os.path.join(work, "mask257.npy")
     np.save(long_x, np.zeros((1, 257, 32), np.float32))
     np.save(long_mask, np.ones((1, 257), np.float32))
-    res = os.path.join(work, "seq257")
+    res = os.path.join(work, "bert_seq_seq257")
     p = run([exe, "-i", f"x={long_x}", "-i", f"mask={long_mask}", "-o", res])
     want = "input 'x': shape [1,257,32] is outside the model's bounds [1,1..256,32]"
     problem = None

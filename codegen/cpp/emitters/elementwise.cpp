@@ -17,13 +17,13 @@ void emit_unary(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format(
       "kiln::rt::map_unary<{0}, {1}>({2}, {3}, {4}, []({0} v) -> {1} {{ using T = {5}; {6}const T x = "
       "static_cast<T>(v); return static_cast<{1}>(static_cast<{7}>({8})); }});",
-      cpp_type(ti), cpp_type(to), numel_of(node.output(0)), ctx.in(node, 0), ctx.out(node, 0),
+      cpp_type(ti), cpp_type(to), ctx.numel(node.output(0)), ctx.in(node, 0), ctx.out(node, 0),
       cpp_compute_type(ti), attr_constants(node), cpp_compute_type(to), node.def().scalar_expr));
 }
 
 void emit_binary(EmitContext& ctx, const ir::Node& node) {
   ir::DType ta = node.input(0)->dtype(), tb = node.input(1)->dtype(), to = node.output(0)->dtype();
-  BroadcastArgs b = broadcast_args(ctx, dims_of(node.output(0)), {node.input(0), node.input(1)});
+  BroadcastArgs b = broadcast_shape_args(ctx, node.output(0)->shape(), {node.input(0), node.input(1)});
   ctx.line(fmt::format(
       "kiln::rt::broadcast_binary({0}, {1}, {2}, {3}, {4}, {5}, {6}, [](const {7}& va, const {8}& vb) -> {9} "
       "{{ using T = {10}; using U = {11}; {12}const T a = static_cast<T>(va); const U b = static_cast<U>(vb); "
@@ -35,7 +35,7 @@ void emit_binary(EmitContext& ctx, const ir::Node& node) {
 
 void emit_select(EmitContext& ctx, const ir::Node& node) {
   ir::DType t = node.output(0)->dtype();
-  BroadcastArgs b = broadcast_args(ctx, dims_of(node.output(0)), {node.input(0), node.input(1), node.input(2)});
+  BroadcastArgs b = broadcast_shape_args(ctx, node.output(0)->shape(), {node.input(0), node.input(1), node.input(2)});
   ctx.line(fmt::format(
       "kiln::rt::broadcast_ternary({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, [](const bool& vc, const {9}& va, "
       "const {9}& vb) -> {9} {{ using T = {10}; const bool c = vc; const T a = static_cast<T>(va), b = "
@@ -49,7 +49,7 @@ void emit_variadic(EmitContext& ctx, const ir::Node& node) {
   ir::DType t = node.output(0)->dtype();
   std::string s = cpp_type(t), c = cpp_compute_type(t);
   std::vector<const ir::Value*> inputs(node.inputs().begin(), node.inputs().end());
-  BroadcastArgs b = broadcast_args(ctx, dims_of(node.output(0)), inputs);
+  BroadcastArgs b = broadcast_shape_args(ctx, node.output(0)->shape(), inputs);
   std::vector<std::string> ins;
   for (size_t k = 0; k < inputs.size(); ++k) ins.push_back(ctx.in(node, k));
   ctx.line(fmt::format("const {}* const ins[] = {{{}}};", s, fmt::join(ins, ", ")));
@@ -73,7 +73,7 @@ void emit_clip(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format(
       "kiln::rt::map_unary<{0}, {0}>({2}, {3}, {4}, [lo, hi]({0} v) -> {0} {{ const {1} x = "
       "static_cast<{1}>(v); return static_cast<{0}>(kiln::rt::clip(x, lo, hi)); }});",
-      s, c, numel_of(node.output(0)), ctx.in(node, 0), ctx.out(node, 0)));
+      s, c, ctx.numel(node.output(0)), ctx.in(node, 0), ctx.out(node, 0)));
 }
 
 }  // namespace
@@ -81,18 +81,18 @@ void emit_clip(EmitContext& ctx, const ir::Node& node) {
 void register_elementwise_emitters(EmitterRegistry& r) {
   for (const ir::OpDef* def : ir::registry().all()) {
     if (ir::variadic_exprs(def->name)) {
-      r.add(def->name, Emitter{.emit = emit_variadic});
+      r.add(def->name, Emitter{.emit = emit_variadic, .dynamic_shapes = true});
       continue;
     }
     if (def->scalar_expr.empty()) continue;
     switch (def->inputs.size()) {
-      case 1: r.add(def->name, Emitter{.emit = emit_unary}); break;
-      case 2: r.add(def->name, Emitter{.emit = emit_binary}); break;
-      case 3: r.add(def->name, Emitter{.emit = emit_select}); break;
+      case 1: r.add(def->name, Emitter{.emit = emit_unary, .dynamic_shapes = true}); break;
+      case 2: r.add(def->name, Emitter{.emit = emit_binary, .dynamic_shapes = true}); break;
+      case 3: r.add(def->name, Emitter{.emit = emit_select, .dynamic_shapes = true}); break;
       default: break;
     }
   }
-  r.add("Clip", Emitter{.emit = emit_clip});
+  r.add("Clip", Emitter{.emit = emit_clip, .dynamic_shapes = true});
 }
 
 }  // namespace kiln::codegen::cpp

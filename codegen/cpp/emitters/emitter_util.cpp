@@ -120,14 +120,26 @@ bool gemm_packs_b(const ir::Node& node, size_t input) {
   return input == 1 && is_f32_constant(node.input(1));
 }
 
+std::string unsupported_gemm(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  // With symbolic dims (--dim NAME=MIN..MAX) only M, A's rows, may be one: B is packed now.
+  const ir::Shape &a = node.input(0)->shape(), &b = node.input(1)->shape();
+  if (!b.is_static() || !a[node.i("transA") != 0 ? 0 : 1].is_static())
+    return "with symbolic dims, Gemm's K and N must be numbers";
+  return "";
+}
+
 void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
-  std::vector<int64_t> a = dims_of(node.input(0)), b = dims_of(node.input(1));
+  const ir::Shape& a = node.input(0)->shape();
+  std::vector<int64_t> b = dims_of(node.input(1));
   bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
-  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
+  const ir::Dim Md = ta ? a[1] : a[0];
+  const std::string M = ctx.dim(Md);
+  int64_t K = (ta ? a[0] : a[1]).value(), N = tb ? b[0] : b[1];
   float beta = node.f("beta");
   bool has_c = node.has_input(2) && beta != 0.0f;
   if (has_c) {
-    BroadcastArgs bc = broadcast_args(ctx, {M, N}, {node.input(2)});
+    BroadcastArgs bc = broadcast_shape_args(ctx, ir::Shape(std::vector<ir::Dim>{Md, ir::Dim(N)}), {node.input(2)});
     ctx.line(fmt::format("kiln::rt::strided_copy_bytes(4, {}, {}, {}, {}, 0, {});", bc.rank, bc.out_dims,
                          ctx.in(node, 2), bc.strides[0], ctx.out(node, 0)));
   }
@@ -135,7 +147,7 @@ void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue) {
   ctx.line(fmt::format(
       "kiln::rt::gemm_f32_ex({}, {}, {}, {}, kiln::rt::GemmOperand{{{}, {}, {}, false}}, {}, {}, {}, {}, nullptr, "
       "{}, 0, pool);",
-      M, N, K, float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : K, ta,
+      M, N, K, float_literal(node.f("alpha"), ir::DType::F32), ctx.in(node, 0), ta ? M : std::to_string(K), ta,
       gemm_b_operand(ctx, node.input(1), b_expr, tb, K, N), float_literal(has_c ? beta : 0.0f, ir::DType::F32),
       ctx.out(node, 0), N, with_epilogue ? "ep" : "kiln::rt::Epilogue{}"));
 }
@@ -185,6 +197,30 @@ BroadcastArgs broadcast_args(EmitContext& ctx, const std::vector<int64_t>& out_d
     args.strides.push_back(ctx.array(strides));
   }
   return args;
+}
+
+BroadcastArgs broadcast_shape_args(EmitContext& ctx, const ir::Shape& out, const std::vector<const ir::Value*>& inputs) {
+  if (out.is_static()) return broadcast_args(ctx, out.values(), inputs);
+  std::vector<ir::Dim> dims = out.dims();
+  BroadcastArgs args{static_cast<int>(dims.size()), ctx.dims(dims), {}};
+  for (const ir::Value* v : inputs) {
+    const ir::Shape& in = v->shape();
+    std::vector<ir::Dim> strides(dims.size(), ir::Dim(0));
+    ir::Dim stride(1);
+    for (size_t k = 0; k < in.rank(); ++k) {
+      const size_t i = in.rank() - 1 - k, o = dims.size() - 1 - k;
+      if (!(in[i] == ir::Dim(1) && !(dims[o] == ir::Dim(1)))) strides[o] = stride;
+      stride = stride * in[i];
+    }
+    args.strides.push_back(ctx.dims(strides));
+  }
+  return args;
+}
+
+ir::Dim dims_product(const ir::Shape& s, size_t begin, size_t end) {
+  ir::Dim p(1);
+  for (size_t i = begin; i < end && i < s.rank(); ++i) p = p * s[i];
+  return p;
 }
 
 std::string store_activation_expr(const ir::Node& node, const char* prefix) {

@@ -66,6 +66,13 @@ struct BroadcastArgs {
 };
 BroadcastArgs broadcast_args(EmitContext& ctx, const std::vector<int64_t>& out_dims,
                              const std::vector<const ir::Value*>& inputs);
+// The same for an output shape that may hold symbolic dims (--dim NAME=MIN..MAX): an input
+// dim of 1 against a larger output dim is broadcast (stride 0); equal dims are not.
+// Why Gemm or kiln.FusedGemm cannot be emitted (f32 only; with symbolic dims only M may be one).
+std::string unsupported_gemm(const ir::Node& node);
+BroadcastArgs broadcast_shape_args(EmitContext& ctx, const ir::Shape& out, const std::vector<const ir::Value*>& inputs);
+// The product of dims [begin, end) of a shape.
+ir::Dim dims_product(const ir::Shape& s, size_t begin, size_t end);
 
 // A fused node's activation (its attributes named with `prefix`) as the kiln::rt::StoreActivation
 // a kernel applies in registers; the node's activation must be one (ir::store_activation).

@@ -233,7 +233,10 @@ void register_fused_emitters(EmitterRegistry& r) {
                                            .unsupported = unsupported_conv_depthwise,
                                            .packs_input = conv_depthwise_packs_weights});
   r.add("kiln.FusedDepthwiseConv", Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv});
-  r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm, .unsupported = require_f32, .packs_input = gemm_packs_b});
+  r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm,
+                                  .unsupported = unsupported_gemm,
+                                  .dynamic_shapes = true,
+                                  .packs_input = gemm_packs_b});
   r.add("kiln.FusedMatMul", Emitter{.emit = emit_matmul,
                                     .unsupported = unsupported_matmul,
                                     .dynamic_shapes = true,

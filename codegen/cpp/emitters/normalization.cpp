@@ -29,14 +29,11 @@ void emit_batchnorm(EmitContext& ctx, const ir::Node& node) {
 }
 
 void emit_softmax(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0));
-  int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = *ir::normalize_axis(node.i("axis"), rank);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x[i];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[i];
-  ctx.line(fmt::format("kiln::rt::softmax_f32({}, {}, {}, {}, {}, {});", outer, x[axis], inner,
-                       ctx.in(node, 0), ctx.out(node, 0),
+  const ir::Shape& x = node.input(0)->shape();
+  const size_t axis = static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(x.rank())));
+  ctx.line(fmt::format("kiln::rt::softmax_f32({}, {}, {}, {}, {}, {});", ctx.dim(dims_product(x, 0, axis)),
+                       ctx.dim(x[axis]), ctx.dim(dims_product(x, axis + 1, x.rank())), ctx.in(node, 0),
+                       ctx.out(node, 0),
                        node.op() == "LogSoftmax" ? "true" : "false"));
 }
 
@@ -56,8 +53,8 @@ std::string unsupported_softmax(const ir::Node& node) {
 
 void register_normalization_emitters(EmitterRegistry& r) {
   r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = unsupported_batchnorm});
-  r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
-  r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax});
+  r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
+  r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -134,7 +134,7 @@ void emit_range(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format("const {0} start = static_cast<{0}>({1}[0]), delta = static_cast<{0}>({2}[0]);",
                        c, ctx.in(node, 0), ctx.in(node, 2)));
   ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {}[i] = static_cast<{}>(static_cast<{}>(start + static_cast<{}>(i) * delta));",
-                       numel_of(node.output(0)), ctx.out(node, 0), s, cpp_compute_type(t), c));
+                       ctx.numel(node.output(0)), ctx.out(node, 0), s, cpp_compute_type(t), c));
 }
 
 void emit_size(EmitContext& ctx, const ir::Node& node) {
@@ -178,7 +178,7 @@ void register_reduce_emitters(EmitterRegistry& r) {
                         .unsupported = [](const ir::Node& n) { return need_constant(n, 1, "K"); },
                         .scratch_bytes = topk_scratch});
   r.add("ConstantOfShape", Emitter{.emit = emit_fill});
-  r.add("Range", Emitter{.emit = emit_range});
+  r.add("Range", Emitter{.emit = emit_range, .dynamic_shapes = true});
   r.add("Size", Emitter{.emit = emit_size});
   r.add("EyeLike", Emitter{.emit = emit_eye_like});
   r.add("Trilu", Emitter{.emit = emit_trilu});

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/symbolic_params.h"
 #include "ir/ops/slice_pad.h"
 
 namespace kiln::codegen::cpp {
@@ -28,8 +29,43 @@ void emit_view(EmitContext& ctx, const ir::Node& node, const ir::StridedView& v,
                        ctx.array(v.strides), v.offset, ctx.out(node, out)));
 }
 
+// The view's dims, strides and offset with the input's symbols bound to `at`.
+std::vector<int64_t> slice_view_fields(const ir::Node& node, const std::map<std::string, int64_t>& at) {
+  const ir::StridedView v = *ir::slice_view(node, bound_dims(node.input(0), at));
+  std::vector<int64_t> f = v.dims;
+  f.insert(f.end(), v.strides.begin(), v.strides.end());
+  f.push_back(v.offset);
+  return f;
+}
+
+std::optional<std::vector<ir::Dim>> symbolic_slice(const ir::Node& node, const ir::DimRanges& ranges) {
+  return lift_params(node_symbols(node), ranges,
+                     [&](const std::map<std::string, int64_t>& at) { return slice_view_fields(node, at); });
+}
+
 void emit_slice(EmitContext& ctx, const ir::Node& node) {
-  emit_view(ctx, node, *ir::slice_view(node, dims_of(node.input(0))), 0);
+  if (node.input(0)->shape().is_static()) {
+    emit_view(ctx, node, *ir::slice_view(node, dims_of(node.input(0))), 0);
+    return;
+  }
+  // Symbolic dims (--dim NAME=MIN..MAX): the view's geometry as expressions of them.
+  std::optional<std::vector<ir::Dim>> f = symbolic_slice(node, ctx.dim_ranges());
+  if (!f) fail("{}: its geometry is not a polynomial of the symbolic dims", node.describe());
+  const size_t rank = (f->size() - 1) / 2;
+  const std::vector<ir::Dim> dims(f->begin(), f->begin() + static_cast<std::ptrdiff_t>(rank)),
+      strides(f->begin() + static_cast<std::ptrdiff_t>(rank), f->end() - 1);
+  const std::string d = ctx.dims(dims), s = ctx.dims(strides);
+  ctx.line(fmt::format("kiln::rt::strided_copy_bytes({}, {}, {}, {}, {}, {}, {});", elem_size(node.input(0)), rank, d,
+                       ctx.in(node, 0), s, ctx.dim(f->back()), ctx.out(node, 0)));
+}
+
+std::string unsupported_slice(const ir::Node& node) {
+  if (std::string r = need_constants(node, {1, 2, 3, 4}); !r.empty()) return r;
+  if (node.input(0)->shape().is_static()) return "";
+  const ir::Graph* g = node.input(0)->graph();
+  if (!symbolic_slice(node, g ? g->dim_ranges() : ir::DimRanges{}))
+    return "its geometry is not a polynomial of the symbolic dims (a slice whose bounds clamp on one)";
+  return "";
 }
 
 void emit_split(EmitContext& ctx, const ir::Node& node) {
@@ -88,9 +124,7 @@ void emit_center_crop_pad(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_slice_pad_emitters(EmitterRegistry& r) {
-  r.add("Slice", Emitter{.emit = emit_slice, .unsupported = [](const ir::Node& n) {
-                           return need_constants(n, {1, 2, 3, 4});
-                         }});
+  r.add("Slice", Emitter{.emit = emit_slice, .unsupported = unsupported_slice, .dynamic_shapes = true});
   r.add("Split", Emitter{.emit = emit_split,
                          .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
   r.add("Pad", Emitter{.emit = emit_pad,
