@@ -45,6 +45,7 @@ namespace {
 
 struct CompileArgs {
   std::string model;
+  std::string params;  // --params FILE.npz (StableHLO)
   std::string out_dir;
   std::string emit = "exe";  // the weights once: lib, shared and source on request
   std::string name;
@@ -375,6 +376,7 @@ int run_compile(const CompileArgs& args) {
   try {
     load.dims = parse_dims(args.dims);
     load.input_shapes = args.input_shapes;
+    load.params = args.params;
     load.pipeline = args.pipeline;
     load.limits = args.limits;
     load.precision = args.precision.precision;
@@ -443,6 +445,8 @@ Command add_compile_command(CLI::App& app) {
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--target", args->target,
                   fmt::format("the machine to build for: {} (default: this machine's); another machine's is built "
                               "with TRIPLE-g++",
