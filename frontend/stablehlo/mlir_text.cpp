@@ -28,7 +28,8 @@ std::string printable(char c) {
 
 class Parser {
  public:
-  Parser(const std::string& text, const std::string& file) : t_(text), file_(file) {
+  Parser(const std::string& text, const std::string& file, const std::set<std::string>& known_ops)
+      : t_(text), file_(file), known_ops_(known_ops) {
     line_starts_.push_back(0);
     for (size_t i = 0; i < t_.size(); ++i)
       if (t_[i] == '\n') line_starts_.push_back(i + 1);
@@ -602,6 +603,8 @@ class Parser {
         std::string prefix = fmt::format("{}:", file_);
         if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
         Loc l = loc_at(name_pos);
+        if (!known_ops_.empty() && !known_ops_.count(op.name))
+          fail("{}:{}:{}: unsupported op '{}'", file_, l.line, l.col, op.name);
         fail("{}:{}:{}: cannot read '{}': {}", file_, l.line, l.col, op.name, msg);
       }
     }
@@ -829,6 +832,7 @@ class Parser {
   int depth_ = 0;
   std::vector<size_t> line_starts_;
   std::map<std::string, std::string> loc_aliases_;
+  const std::set<std::string>& known_ops_;
 };
 
 }  // namespace
@@ -881,6 +885,8 @@ std::string Attr::describe() const {
   return "?";
 }
 
-Module parse_module(const std::string& text, const std::string& file) { return Parser(text, file).module(); }
+Module parse_module(const std::string& text, const std::string& file, const std::set<std::string>& known_ops) {
+  return Parser(text, file, known_ops).module();
+}
 
 }  // namespace kiln::frontend::stablehlo

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,8 +86,10 @@ struct Module {
   std::map<std::string, Func> funcs;
 };
 
-// Parses `text`; `file` names it in messages ("model.mlir:3:17: ...").
-Module parse_module(const std::string& text, const std::string& file);
+// Parses `text`; `file` names it in messages ("model.mlir:3:17: ..."). An op whose custom
+// form cannot be read is reported as unsupported when its name is not in `known_ops` (a
+// while loop's `cond {...} do {...}`), as malformed when it is.
+Module parse_module(const std::string& text, const std::string& file, const std::set<std::string>& known_ops = {});
 
 // The element type named by an MLIR type word (f32, i1, ui8, bf16...), or nullopt.
 std::optional<ir::DType> element_type(const std::string& word);

@@ -371,7 +371,9 @@ std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const 
     fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
   for (size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text (MLIR bytecode is not supported)", name, i);
-  stablehlo::Module module = stablehlo::parse_module(text, name);
+  std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
+  for (const auto& [op, lower] : lowering_table()) known.insert(op);
+  stablehlo::Module module = stablehlo::parse_module(text, name, known);
   std::map<std::string, ir::Tensor> params = options.params;
   if (!options.params_path.empty())
     for (auto& [k, v] : read_npz(options.params_path, options.limits)) params[k] = std::move(v);

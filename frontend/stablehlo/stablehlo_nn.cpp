@@ -310,7 +310,8 @@ bool is_identity(const ir::Value* init, const std::string& kind) {
   if (!t || t->numel() != 1) return false;
   const double v = t->as_double(0);
   if (kind == "stablehlo.add") return v == 0;
-  if (kind == "stablehlo.multiply") return v == 1;
+  if (kind == "stablehlo.multiply" || kind == "stablehlo.and") return v == 1;
+  if (kind == "stablehlo.or") return v == 0;
   const double inf = std::numeric_limits<double>::infinity();
   if (ir::is_float(t->dtype())) return kind == "stablehlo.maximum" ? v == -inf : v == inf;
   int64_t i = t->as_int64(0);
@@ -322,6 +323,8 @@ bool is_identity(const ir::Value* init, const std::string& kind) {
 }
 
 const char* combine_op(Lowering& L, const std::string& kind) {
+  if (kind == "stablehlo.and") return "And";
+  if (kind == "stablehlo.or") return "Or";
   if (kind == "stablehlo.add") return "Add";
   if (kind == "stablehlo.maximum") return "Max";
   if (kind == "stablehlo.minimum") return "Min";
@@ -341,7 +344,13 @@ Values reduce(Lowering& L, const Values& in) {
   check_dims(L, axes, L.dims(in[0]).size(), "reduced");
   if (L.dims(in[1]).size() != 0) L.fail_op("the init value must be 0-d");
   ir::Value* y = in[0];
-  if (!axes.empty()) {
+  const bool logical = kind == "stablehlo.and" || kind == "stablehlo.or";
+  if (logical && in[0]->dtype() != ir::DType::Bool) L.fail_op("bitwise reductions of integers are not supported");
+  if (logical && !axes.empty()) {  // all / any: the min / max of the values as 0 and 1
+    ir::Value* m = L.node(kind == "stablehlo.and" ? "ReduceMin" : "ReduceMax",
+                          {L.cast(in[0], ir::DType::U8), L.i64s(axes)}, {{"keepdims", int64_t{0}}});
+    y = L.cast(m, ir::DType::Bool);
+  } else if (!axes.empty()) {
     const char* op = kind == "stablehlo.add" ? "ReduceSum" : kind == "stablehlo.maximum" ? "ReduceMax"
                      : kind == "stablehlo.minimum" ? "ReduceMin" : "ReduceProd";
     y = L.node(op, {in[0], L.i64s(axes)}, {{"keepdims", int64_t{0}}});
@@ -354,7 +363,8 @@ Values reduce_window(Lowering& L, const Values& in) {
   if (in.size() != 2) L.fail_op(fmt::format("reductions of {} operands together are not supported", in.size() / 2));
   const std::string kind = reducer_kind(L);
   const char* combine = combine_op(L, kind);
-  if (kind == "stablehlo.multiply") L.fail_op("product windows are not supported");
+  if (kind != "stablehlo.add" && kind != "stablehlo.maximum" && kind != "stablehlo.minimum")
+    L.fail_op(fmt::format("windows reduced with '{}' are not supported (add, maximum, minimum are)", kind));
   const std::vector<int64_t> X = L.dims(in[0]);
   const size_t r = X.size();
   auto get = [&](const char* key, int64_t fill) {

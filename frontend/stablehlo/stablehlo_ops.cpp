@@ -76,6 +76,25 @@ Values logical(Lowering& L, const Values& in) {
   return {L.node(is_bool ? op : "Bitwise" + op, {in[0], in[1]})};
 }
 
+Values is_finite(Lowering& L, const Values& in) {
+  arity(L, in, 1);
+  return {L.node("Not", {L.node("Or", {L.node("IsInf", {in[0]}), L.node("IsNaN", {in[0]})})})};
+}
+
+// reverse: a Slice from the end with step -1 along each dim.
+Values reverse(Lowering& L, const Values& in) {
+  arity(L, in, 1);
+  const Attr* a = L.find_attr("dims");
+  if (!a) a = &L.attr("dimensions");
+  std::vector<int64_t> axes = L.ints(*a, "dims");
+  const size_t rank = L.dims(in[0]).size();
+  for (int64_t d : axes)
+    if (d < 0 || d >= static_cast<int64_t>(rank)) L.fail_op(fmt::format("dim {} is out of range for rank {}", d, rank));
+  if (axes.empty()) return {in[0]};
+  std::vector<int64_t> starts(axes.size(), -1), ends(axes.size(), INT64_MIN), steps(axes.size(), -1);
+  return {L.node("Slice", {in[0], L.i64s(starts), L.i64s(ends), L.i64s(axes), L.i64s(steps)})};
+}
+
 Values clamp(Lowering& L, const Values& in) {
   arity(L, in, 3);  // min, operand, max
   return {L.node("Min", {L.node("Max", {in[1], in[0]}), in[2]})};
@@ -292,6 +311,8 @@ void add_basic_lowerings(std::map<std::string, LowerFn>& t) {
   t["stablehlo.tan"] = unary<kTan>;
   t["stablehlo.round_nearest_even"] = unary<kRound>;
   t["stablehlo.clamp"] = clamp;
+  t["stablehlo.is_finite"] = is_finite;
+  t["stablehlo.reverse"] = reverse;
   t["chlo.erf"] = unary<kErf>;
   t["chlo.erfc"] = erfc;
   t["chlo.square"] = square;

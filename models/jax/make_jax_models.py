@@ -12,7 +12,9 @@ OUT_DIR defaults to this script's folder. Each model is written twice:
   transformer_params is printed with debug_info=True, so that each argument carries its
   pytree path as a location (loc("params['ln1']['scale']")), and keys the .npz by those names.
 
-Beside each: input_0.npy and JAX's own output, expected_0.npy (CPU, float32).
+Beside each: input_0.npy and JAX's own output, expected_0.npy (CPU, float32). ops_mix has
+three inputs and one output for each of some forty small functions (input_K.npy,
+expected_K.npy).
 """
 import os
 import sys
@@ -90,6 +92,33 @@ def transformer(params, x):
     return x + h @ params["mlp2"]["w"] + params["mlp2"]["b"]
 
 
+# ---- many ops at once: convolution layouts, pools, reductions, elementwise, shapes ----------
+
+def ops_mix(x, w, v):
+    nchw = lambda t: t.transpose(0, 3, 1, 2)
+    dn = ("NHWC", "HWIO", "NHWC")
+    return (
+        lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=dn),
+        lax.conv_general_dilated(nchw(x), w.transpose(3, 2, 0, 1), (1, 1), [(2, 1), (0, 2)], rhs_dilation=(2, 1),
+                                 dimension_numbers=("NCHW", "OIHW", "NCHW")),
+        lax.conv_general_dilated(x[:, 0], w[0], (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")),
+        lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+        lax.reduce_window(x, 0.0, lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") / 9.0,
+        lax.reduce_window(x, jnp.inf, lax.min, (1, 2, 2, 1), (1, 1, 1, 1), "VALID"),
+        jnp.max(v, axis=0), jnp.min(v, axis=1), jnp.sum(v), jnp.prod(v, axis=1), jnp.var(v, axis=0),
+        jnp.all(v > -2, axis=1), jnp.any(v > 1, axis=0),
+        jnp.exp(v), jnp.log1p(jnp.abs(v)), jnp.sqrt(jnp.abs(v)), v ** 3, jnp.power(jnp.abs(v), 0.7),
+        jax.nn.sigmoid(v), jax.nn.gelu(v), jnp.clip(v, -0.5, 0.5), jnp.sign(v), jnp.floor(v), jnp.expm1(v),
+        jnp.round(v), v % 0.3, jnp.sin(v), jax.nn.silu(v), jax.nn.softplus(v), jax.nn.elu(v),
+        v.T, v[::2, 1:4], jnp.concatenate([v, v * 2], 0), jnp.broadcast_to(v[:, None, :], (3, 2, 5)),
+        jnp.pad(v, ((1, 0), (0, 2))), jnp.flip(v, 0),
+        jnp.einsum("ij,kj->ik", v, v), jnp.einsum("i,j->ij", v[0], v[1]),
+        jnp.where(v > 0, v, 0.1 * v), (v != v[0]).astype(jnp.int32), jnp.arange(12).reshape(3, 4) * 2 + 1,
+        v.astype(jnp.int32) // 2, jax.nn.log_softmax(v, axis=0), jax.nn.logsumexp(v, axis=1),
+        (v.astype(jnp.float16) * 2).astype(jnp.float32),
+    )
+
+
 # ---- writing ----------------------------------------------------------------------------------
 
 def write(folder, text, x, y, params=None):
@@ -97,7 +126,8 @@ def write(folder, text, x, y, params=None):
     with open(os.path.join(folder, "model.mlir"), "w") as f:
         f.write(text)
     np.save(os.path.join(folder, "input_0.npy"), x)
-    np.save(os.path.join(folder, "expected_0.npy"), np.asarray(y))
+    if y is not None:
+        np.save(os.path.join(folder, "expected_0.npy"), np.asarray(y))
     if params is not None:
         np.savez(os.path.join(folder, "params.npz"), **params)
     print(f"{folder}: {len(text)} bytes of text")
@@ -121,6 +151,13 @@ def main():
             text = lowered.as_text()
             named = {f"arg{i}": np.asarray(v) for i, (_, v) in enumerate(flat)}
         write(os.path.join(out, name + "_params"), text, x, y, named)
+    args = (normal(rng, (2, 9, 9, 4), 1.0), normal(rng, (3, 3, 4, 6), 0.3), normal(rng, (3, 5), 1.0))
+    folder = os.path.join(out, "ops_mix")
+    write(folder, jax.jit(ops_mix).lower(*args).as_text(), args[0], None)
+    for k, a in enumerate(args):
+        np.save(os.path.join(folder, f"input_{k}.npy"), a)
+    for k, y in enumerate(jax.jit(ops_mix)(*args)):
+        np.save(os.path.join(folder, f"expected_{k}.npy"), np.asarray(y))
 
 
 if __name__ == "__main__":
