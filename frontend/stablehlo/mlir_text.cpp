@@ -363,8 +363,8 @@ class Parser {
       do {
         ws();
         std::string key = peek() == '"' ? string_lit() : ident();
-        if (eat('=')) a.entries.emplace_back(key, attr(true));
-        else a.entries.emplace_back(key, Attr{});  // a unit attribute
+        a.keys.push_back(key);
+        a.items.push_back(eat('=') ? attr(true) : Attr{});  // no value: a unit attribute
       } while (eat(','));
       expect('}', "',' or '}' in an attribute dictionary");
     } else if (c == '"') {
@@ -487,6 +487,10 @@ class Parser {
     }
     p_ = end;
     return name;
+  }
+
+  static void merge(Op& op, const Attr& dict) {
+    for (size_t k = 0; k < dict.keys.size(); ++k) op.attrs[dict.keys[k]] = dict.items[k];
   }
 
   // ---- ops --------------------------------------------------------------------------------
@@ -621,7 +625,7 @@ class Parser {
       ++p_;
       Attr props = attr(true);
       if (props.kind != Attr::Kind::Dict) error_at(p_, "expected '<{' properties '}>'");
-      for (auto& [k, v] : props.entries) op.attrs[k] = v;
+      merge(op, props);
       expect('>', "'>' closing the properties");
     }
     ws();
@@ -634,7 +638,7 @@ class Parser {
     ws();
     if (peek() == '{') {
       Attr d = attr(true);
-      for (auto& [k, v] : d.entries) op.attrs[k] = v;
+      merge(op, d);
     }
     expect(':', "':' and the op's function type");
     signature(op);
@@ -689,11 +693,11 @@ class Parser {
         slice_spec(op);
       } else if (c == '{') {
         Attr d = attr(true);
-        for (auto& [k, v] : d.entries) op.attrs[k] = v;
+        merge(op, d);
       } else if (c == '<' && peek(1) == '{') {
         ++p_;
         Attr d = attr(true);
-        for (auto& [k, v] : d.entries) op.attrs[k] = v;
+        merge(op, d);
         expect('>', "'>' closing the properties");
       } else if (word_ahead("dense") || word_ahead("array")) {
         op.attrs["value"] = attr(false);
@@ -863,8 +867,8 @@ std::optional<ir::DType> element_type(const std::string& w) {
 }
 
 const Attr* Attr::find(const std::string& key) const {
-  for (const auto& [k, v] : entries)
-    if (k == key) return &v;
+  for (size_t k = 0; k < keys.size() && k < items.size(); ++k)
+    if (keys[k] == key) return &items[k];
   return nullptr;
 }
 

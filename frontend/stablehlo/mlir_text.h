@@ -40,12 +40,12 @@ struct Attr {
   int64_t i = 0;
   double f = 0;
   std::string s;  // String, Word, Dense (the text inside dense<...>), Opaque (the whole text)
-  std::vector<Attr> items;                            // List, DenseArray (Int or Float items)
-  std::vector<std::pair<std::string, Attr>> entries;  // Dict
+  std::vector<Attr> items;        // List, DenseArray (Int or Float items), Dict (the values)
+  std::vector<std::string> keys;  // Dict: the key of each item
   std::optional<TensorType> type;                     // Dense: its `: tensor<...>`
   Loc loc;
 
-  const Attr* find(const std::string& key) const;  // Dict entries
+  const Attr* find(const std::string& key) const;  // a Dict's value for `key`, or nullptr
   std::string describe() const;                    // for messages
 };
 
