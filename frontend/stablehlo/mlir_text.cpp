@@ -60,11 +60,14 @@ class Parser {
           ws();
           if (eat('}')) break;
           if (at_end()) error("the module's body ends early: expected '}'");
-          func_into(m);
+          if (peek() == '"') generic_into(m, op());
+          else func_into(m);
         }
         location();
       } else if (word_ahead("func.func")) {
         func_into(m);
+      } else if (peek() == '"') {
+        generic_into(m, op());
       } else {
         error(fmt::format("expected 'module', 'func.func' or a #alias, found {}", describe_here()));
       }
@@ -553,7 +556,7 @@ class Parser {
             std::string name = value_name();
             expect(':', "':' after a block argument");
             b.args.emplace_back(name, tensor_type());
-            location();
+            b.arg_locs.push_back(location());
           } while (eat(','));
           expect(')', "',' or ')' after the block arguments");
         }
@@ -642,6 +645,60 @@ class Parser {
     }
     expect(':', "':' and the op's function type");
     signature(op);
+    if (op.name == "func.call") {
+      auto callee = op.attrs.find("callee");
+      if (callee == op.attrs.end() || callee->second.kind != Attr::Kind::Word || callee->second.s.size() < 2 ||
+          callee->second.s[0] != '@')
+        error_at(p_, "func.call without a callee = @name");
+      op.callee = callee->second.s.substr(1);
+    }
+  }
+
+  // The generic form of a module and its functions: `"builtin.module"() ({ ... })` and
+  // `"func.func"() <{sym_name = "main", function_type = (...) -> ...}> ({ ^bb0(...): ... })`.
+  void generic_into(Module& m, const Op& op) {
+    auto fail_at = [&](const std::string& msg) { fail("{}:{}:{}: {}", file_, op.loc.line, op.loc.col, msg); };
+    if (op.name == "builtin.module") {
+      if (op.regions.size() != 1) fail_at("builtin.module needs one region");
+      for (const Op& inner : op.regions[0].ops) generic_into(m, inner);
+      return;
+    }
+    if (op.name != "func.func") fail_at(fmt::format("expected a module or a function, found '{}'", op.name));
+    auto name = op.attrs.find("sym_name");
+    auto type = op.attrs.find("function_type");
+    if (name == op.attrs.end() || name->second.kind != Attr::Kind::String) fail_at("func.func without a sym_name");
+    if (type == op.attrs.end() || type->second.kind != Attr::Kind::Opaque) fail_at("func.func without a function_type");
+    if (op.regions.size() != 1) fail_at("func.func needs one region (its body)");
+    Func f;
+    f.name = name->second.s;
+    f.loc = op.loc;
+    f.body = op.regions[0];
+    f.args = f.body.args;
+    f.arg_locs = f.body.arg_locs;
+    f.arg_locs.resize(f.args.size());
+    // The results: the types after the top-level "->" of the function type.
+    const std::string& ft = type->second.s;
+    size_t arrow = std::string::npos;
+    int depth = 0;
+    for (size_t k = 0; k + 1 < ft.size() && arrow == std::string::npos; ++k) {
+      if (ft[k] == '(' || ft[k] == '<') ++depth;
+      else if (ft[k] == ')' || (ft[k] == '>' && k > 0 && ft[k - 1] != '-')) --depth;
+      else if (depth == 0 && ft[k] == '-' && ft[k + 1] == '>') arrow = k;
+    }
+    if (arrow == std::string::npos) fail_at("func.func: function_type without '->'");
+    try {
+      std::string results = ft.substr(arrow + 2);
+      Parser sub(results, file_, known_ops_);
+      Op holder;
+      sub.result_types(holder);
+      sub.ws();
+      if (!sub.at_end()) sub.error("unexpected text after the result types");
+      f.results = holder.result_types;
+    } catch (const Error& e) {
+      fail_at(fmt::format("func.func: cannot read the result types of its function_type: {}", e.what()));
+    }
+    if (m.funcs.count(f.name)) fail_at(fmt::format("function @{} is defined twice", f.name));
+    m.funcs.emplace(f.name, std::move(f));
   }
 
   // The custom forms: operands, bare keywords, `name = value` pairs, groups, then `: types`.
@@ -785,7 +842,6 @@ class Parser {
   void func_into(Module& m) {
     ws();
     if (!word_ahead("func.func")) {
-      if (peek() == '"') error("generic-form functions (\"func.func\"()) are not supported: print the module in its pretty form");
       error(fmt::format("expected 'func.func', found {}", describe_here()));
     }
     Func f;

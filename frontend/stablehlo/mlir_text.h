@@ -2,7 +2,8 @@
 // read into a small syntax tree: functions, their blocks, and each op's operands, bare
 // keywords, attributes, types and regions. Both the pretty form of the stablehlo, chlo and
 // func ops (`stablehlo.add %0, %1 : tensor<4xf32>`) and the generic form
-// (`"stablehlo.add"(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`) are read;
+// (`"stablehlo.add"(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`) are read,
+// the latter for modules and functions too (`"builtin.module"() ({ "func.func"() ... })`);
 // what an op means is left to the importer (stablehlo_importer.cpp).
 //
 // The text is untrusted: every malformed token fails with kiln::Error naming the file and
@@ -54,6 +55,7 @@ struct Op;
 // One block: its arguments and ops (a region of one block; ^bb labels are read and dropped).
 struct Block {
   std::vector<std::pair<std::string, TensorType>> args;
+  std::vector<std::string> arg_locs;  // as Func::arg_locs
   std::vector<Op> ops;
 };
 

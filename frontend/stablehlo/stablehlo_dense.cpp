@@ -231,7 +231,8 @@ ir::Tensor dense_tensor(const std::string& text, const TensorType& type, const I
     for (char c : hex)
       if (!std::isxdigit(static_cast<unsigned char>(c))) fail("hex blob has a non-hex character {}", c >= 0x20 && c < 0x7f ? std::string(1, c) : "byte");
     const uint64_t bytes = hex.size() / 2;
-    auto byte_at = [&](uint64_t k) { return static_cast<uint8_t>(std::stoi(hex.substr(2 * k, 2), nullptr, 16)); };
+    auto nibble = [](char c) { return static_cast<uint8_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10); };
+    auto byte_at = [&](uint64_t k) { return static_cast<uint8_t>(nibble(hex[2 * k]) << 4 | nibble(hex[2 * k + 1])); };
     if (bytes == count * esize) {
       for (uint64_t k = 0; k < bytes; ++k) out[k] = byte_at(k);
     } else if (bytes == esize) {

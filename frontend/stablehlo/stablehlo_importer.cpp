@@ -152,11 +152,19 @@ std::string sanitize(const std::string& s) {
   return out;
 }
 
-bool plain_identifier(const std::string& s) {
-  if (s.empty() || s.size() > 128 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return true;
+// "params['dense']['w']" -> "params.dense.w": the identifier parts of a pytree path.
+std::string readable_name(const std::string& s) {
+  std::string out, part;
+  for (char c : s + ' ') {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      part += c;
+    } else if (!part.empty()) {
+      if (!out.empty()) out += '.';
+      out += part;
+      part.clear();
+    }
+  }
+  return out.size() > 128 ? out.substr(0, 128) : out;
 }
 
 // "add_3" for `%3 = stablehlo.add`, "relu.maximum_1" inside an inlined @relu.
@@ -193,11 +201,11 @@ class Importer {
         if (t.dtype() != type.dtype || t.dims() != type.dims)
           fail("{}: parameter '{}' is {} of shape {}, argument {} of @{} is {}", module_.file, given->first,
                ir::dtype_name(t.dtype()), ir::dims_str(t.dims()), k, main.name, type.str());
-        std::string name = plain_identifier(loc_name) ? loc_name : !loc_name.empty() ? sanitize(loc_name) : key;
+        std::string name = readable_name(loc_name).empty() ? key : readable_name(loc_name);
         scope[arg] = graph_.add_constant(name, t);
         used.insert(given->first);
       } else {
-        std::string name = plain_identifier(loc_name) ? loc_name : key;
+        std::string name = readable_name(loc_name).empty() ? key : readable_name(loc_name);
         ir::Value* in = graph_.add_value(name, type.dtype, ir::Shape::of(type.dims));
         graph_.inputs().push_back(in);
         scope[arg] = in;

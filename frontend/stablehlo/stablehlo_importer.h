@@ -13,8 +13,9 @@
 //   an argument by index ("arg0", "arg1", ...) or by the name JAX prints as the argument's
 //   location with as_text(debug_info=True) (`%arg0: tensor<3xf32> loc("params['dense']['b']")`).
 //   Each given argument becomes a constant (dtype and shape must match); the others are the
-//   graph's inputs, in order, named by their location name where it is a plain identifier
-//   ("x"), else "argN". An .npz entry that matches no argument is an error.
+//   graph's inputs, in order, named by the identifier parts of their location name
+//   (loc("x") gives "x", loc("params['w']") "params.w"), else "argN". Constants from the .npz
+//   are named the same way. An .npz entry that matches no argument is an error.
 // - Outputs are @main's results, named output_0, output_1, ...
 // - The text is untrusted: errors name the file and line:column; sizes are checked against
 //   the import limits before anything is allocated.

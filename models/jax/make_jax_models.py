@@ -12,6 +12,9 @@ OUT_DIR defaults to this script's folder. Each model is written twice:
   transformer_params is printed with debug_info=True, so that each argument carries its
   pytree path as a location (loc("params['ln1']['scale']")), and keys the .npz by those names.
 
+cnn_generic is the cnn printed in MLIR's generic form
+(`lowered.compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)`).
+
 Beside each: input_0.npy and JAX's own output, expected_0.npy (CPU, float32). ops_mix has
 three inputs and one output for each of some forty small functions (input_K.npy,
 expected_K.npy).
@@ -140,8 +143,11 @@ def main():
               ("transformer", transformer, transformer_params(rng), normal(rng, (2, 8, D), 1.0), True)]
     for name, f, params, x, by_name in models:
         y = jax.jit(f)(params, x)
-        inline = jax.jit(lambda x, f=f, params=params: f(params, x)).lower(x).as_text()
-        write(os.path.join(out, name), inline, x, y)
+        inline_lowered = jax.jit(lambda x, f=f, params=params: f(params, x)).lower(x)
+        write(os.path.join(out, name), inline_lowered.as_text(), x, y)
+        if name == "cnn":  # MLIR's generic form, module and functions included
+            ir = inline_lowered.compiler_ir("stablehlo")
+            write(os.path.join(out, name + "_generic"), ir.operation.get_asm(print_generic_op_form=True), x, y)
         lowered = jax.jit(f).lower(params, x)
         flat = jax.tree_util.tree_flatten_with_path(params)[0]
         if by_name:

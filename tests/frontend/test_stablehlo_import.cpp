@@ -293,6 +293,18 @@ TEST_CASE("stablehlo: hostile text is refused with a location, never a crash") {
                               "    return %0 : tensor<i32>\n");
     CHECK(error_of(text) == "bad.mlir:3:10: unsupported op 'stablehlo.while'");
   }
+  SUBCASE("generic-form functions") {
+    const std::string body = "({\n  ^bb0(%a: tensor<2xf32>):\n    \"func.return\"(%a) : (tensor<2xf32>) -> ()\n  }) : () -> ()\n";
+    std::string good_generic = "\"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = \"main\"}> " + body;
+    CHECK(error_of(good_generic).empty());
+    CHECK(contains(error_of("\"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>}> " + body),
+                   "bad.mlir:1:1: func.func without a sym_name"));
+    CHECK(contains(error_of("\"func.func\"() <{function_type = (tensor<2xf32>), sym_name = \"main\"}> " + body),
+                   "function_type without '->'"));
+    CHECK(contains(error_of("\"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32> x, sym_name = \"main\"}> " + body),
+                   "bad.mlir:1:"));
+    CHECK(contains(error_of("\"stablehlo.add\"() : () -> ()\n"), "expected a module or a function, found 'stablehlo.add'"));
+  }
   SUBCASE("recursive calls") {
     std::string text = module("%arg0: tensor<2xf32>", "tensor<2xf32>",
                               "    %0 = call @main(%arg0) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n");
@@ -302,7 +314,7 @@ TEST_CASE("stablehlo: hostile text is refused with a location, never a crash") {
 
 TEST_CASE("stablehlo: the JAX fixtures match JAX's outputs through the interpreter") {
   const std::filesystem::path dir = KILN_JAX_MODELS;
-  for (const std::string name : {"cnn", "cnn_params", "transformer", "transformer_params", "ops_mix"}) {
+  for (const std::string name : {"cnn", "cnn_generic", "cnn_params", "transformer", "transformer_params", "ops_mix"}) {
     INFO(name);
     const std::filesystem::path m = dir / name;
     StableHloImportOptions options;
