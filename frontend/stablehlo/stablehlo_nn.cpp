@@ -332,10 +332,59 @@ const char* combine_op(Lowering& L, const std::string& kind) {
   L.fail_op(fmt::format("reductions with '{}' are not supported (add, maximum, minimum, multiply are)", kind));
 }
 
+// Whether `t` counts 0, 1, 2... along dim `d` (a stablehlo.iota, as argmax reduces it).
+bool is_iota(const ir::Tensor* t, const std::vector<int64_t>& dims, int64_t d) {
+  if (!t || t->dims() != dims) return false;
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(d) + 1; k < dims.size(); ++k) inner *= dims[k];
+  for (int64_t i = 0; i < t->numel(); ++i)
+    if (t->as_int64(i) != (i / inner) % dims[static_cast<size_t>(d)]) return false;
+  return true;
+}
+
+// jnp.argmax / argmin: a reduce of (x, iota along one dim) whose body returns first a select
+// between the two values of x by a GT/GE/LT/LE comparison of them (and the index of the
+// chosen one). Becomes ReduceMax/Min and ArgMax/Min (the first index on ties; NaN, which JAX
+// takes as the largest, is never chosen by kiln's reference).
+Values arg_reduce(Lowering& L, const Values& in) {
+  const Op& op = L.op();
+  const std::string unsupported = "reductions of several operands are supported only as argmax and argmin";
+  std::vector<int64_t> axes = L.ints(L.attr("dimensions"), "dimensions");
+  const std::vector<int64_t> X = L.dims(in[0]);
+  check_dims(L, axes, X.size(), "reduced");
+  if (in.size() != 4 || axes.size() != 1 || op.regions.size() != 1 || !is_iota(Lowering::constant_of(in[1]), X, axes[0]))
+    L.fail_op(unsupported);
+  const Block& b = op.regions[0];
+  if (b.ops.empty() || b.ops.back().name != "stablehlo.return" || b.ops.back().operands.size() != 2) L.fail_op(unsupported);
+  const std::string& chosen = b.ops.back().operands[0];
+  const Op* select = nullptr;
+  for (const Op& o : b.ops)
+    if (!o.results.empty() && o.results[0] == chosen && o.name == "stablehlo.select" && o.operands.size() == 3) select = &o;
+  if (!select) L.fail_op(unsupported);
+  const std::string& a = select->operands[1];
+  const std::string& c = select->operands[2];
+  int is_max = -1;
+  for (const Op& o : b.ops) {
+    if (o.name != "stablehlo.compare" || o.operands.size() != 2) continue;
+    const bool forward = o.operands[0] == a && o.operands[1] == c, backward = o.operands[0] == c && o.operands[1] == a;
+    auto generic = o.attrs.find("comparison_direction");
+    const std::string dir = !o.words.empty() ? o.words[0] : generic != o.attrs.end() ? L.opaque_word(generic->second) : "";
+    const bool greater = dir == "GT" || dir == "GE", less = dir == "LT" || dir == "LE";
+    if ((forward || backward) && (greater || less)) is_max = greater == forward;
+  }
+  if (is_max < 0) L.fail_op(unsupported);
+  const std::string kind = is_max ? "stablehlo.maximum" : "stablehlo.minimum";
+  if (!is_identity(in[2], kind)) L.fail_op("argmax and argmin need the identity as the values' init");
+  ir::Value* values = L.node(is_max ? "ReduceMax" : "ReduceMin", {in[0], L.i64s(axes)}, {{"keepdims", int64_t{0}}});
+  ir::Value* index = L.node(is_max ? "ArgMax" : "ArgMin", {in[0]}, {{"axis", axes[0]}, {"keepdims", int64_t{0}}});
+  return {values, L.cast(index, in[1]->dtype())};
+}
+
 Values reduce(Lowering& L, const Values& in) {
   const size_t inputs = L.op().num_inits ? in.size() - static_cast<size_t>(L.op().num_inits) : in.size() / 2;
+  if (inputs == 2 && in.size() == 4) return arg_reduce(L, in);
   if (inputs != 1 || in.size() != 2)
-    L.fail_op(fmt::format("reductions of {} operands together (argmax, argmin) are not supported", in.size() / 2));
+    L.fail_op(fmt::format("reductions of {} operands together are not supported", in.size() / 2));
   const std::string kind = reducer_kind(L);
   const char* combine = combine_op(L, kind);
   const Attr* a = L.find_attr("dimensions");

@@ -109,7 +109,7 @@ def ops_mix(x, w, v):
         lax.reduce_window(x, 0.0, lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") / 9.0,
         lax.reduce_window(x, jnp.inf, lax.min, (1, 2, 2, 1), (1, 1, 1, 1), "VALID"),
         jnp.max(v, axis=0), jnp.min(v, axis=1), jnp.sum(v), jnp.prod(v, axis=1), jnp.var(v, axis=0),
-        jnp.all(v > -2, axis=1), jnp.any(v > 1, axis=0),
+        jnp.all(v > -2, axis=1), jnp.any(v > 1, axis=0), jnp.argmax(v, axis=1), jnp.argmin(jnp.round(v), axis=0),
         jnp.exp(v), jnp.log1p(jnp.abs(v)), jnp.sqrt(jnp.abs(v)), v ** 3, jnp.power(jnp.abs(v), 0.7),
         jax.nn.sigmoid(v), jax.nn.gelu(v), jnp.clip(v, -0.5, 0.5), jnp.sign(v), jnp.floor(v), jnp.expm1(v),
         jnp.round(v), v % 0.3, jnp.sin(v), jax.nn.silu(v), jax.nn.softplus(v), jax.nn.elu(v),

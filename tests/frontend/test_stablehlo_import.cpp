@@ -305,6 +305,18 @@ TEST_CASE("stablehlo: hostile text is refused with a location, never a crash") {
                    "bad.mlir:1:"));
     CHECK(contains(error_of("\"stablehlo.add\"() : () -> ()\n"), "expected a module or a function, found 'stablehlo.add'"));
   }
+  SUBCASE("a reduce of two operands that is not argmax or argmin") {
+    std::string text = module(
+        "%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xi32>", "tensor<2xf32>",
+        "    %c = stablehlo.constant dense<0.0> : tensor<f32>\n    %i = stablehlo.constant dense<0> : tensor<i32>\n"
+        "    %0:2 = stablehlo.reduce(%arg0 init: %c), (%arg1 init: %i) across dimensions = [1] : "
+        "(tensor<2x3xf32>, tensor<2x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<2xf32>, tensor<2xi32>)\n"
+        "     reducer(%a: tensor<f32>, %b: tensor<f32>) (%x: tensor<i32>, %y: tensor<i32>)  {\n"
+        "      %s = stablehlo.add %a, %b : tensor<f32>\n      %t = stablehlo.add %x, %y : tensor<i32>\n"
+        "      stablehlo.return %s, %t : tensor<f32>, tensor<i32>\n    }\n"
+        "    return %0#0 : tensor<2xf32>\n");
+    CHECK(contains(error_of(text), "bad.mlir:5:12: stablehlo.reduce: reductions of several operands are supported only as argmax and argmin"));
+  }
   SUBCASE("recursive calls") {
     std::string text = module("%arg0: tensor<2xf32>", "tensor<2xf32>",
                               "    %0 = call @main(%arg0) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n");
