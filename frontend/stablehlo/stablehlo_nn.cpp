@@ -20,7 +20,8 @@ int64_t product(const std::vector<int64_t>& v) {
   return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
 }
 
-// `key = [1, 2]` inside an opaque attribute's text (#stablehlo.dot<...>); empty when absent.
+// `key = [1, 2]` inside an opaque attribute's text (#stablehlo.dot<...>), or `key = 3` as
+// {3}; empty when absent.
 std::vector<int64_t> opaque_ints(Lowering& L, const std::string& text, const std::string& key) {
   size_t at = 0;
   for (;;) {
@@ -34,6 +35,13 @@ std::vector<int64_t> opaque_ints(Lowering& L, const std::string& text, const std
       break;
     }
     at += key.size();
+  }
+  while (at < text.size() && text[at] == ' ') ++at;
+  if (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) {
+    size_t end = at;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - at > 9) L.fail_op(fmt::format("'{}' in '{}' is not a dim number", text.substr(at, end - at), key));
+    return {std::stoll(text.substr(at, end - at))};
   }
   size_t open = text.find('[', at), close = text.find(']', at);
   if (open == std::string::npos || close == std::string::npos || close < open)
@@ -484,6 +492,57 @@ Values reduce_window(Lowering& L, const Values& in) {
   return {y};
 }
 
+// ---- gather ------------------------------------------------------------------------------------
+
+// gather as jnp.take and x[ids] emit it: slices of one index along one operand dim, the whole
+// of every other dim. Becomes Gather on that dim (indices clamped into range, as gather
+// clamps them) and a Transpose to where the dimension numbers put the batch dims.
+Values gather(Lowering& L, const Values& in) {
+  if (in.size() != 2) L.fail_op("expected 2 operands");
+  auto get = [&](const char* key) {
+    if (const Attr* dn = L.find_attr("dimension_numbers")) return opaque_ints(L, dn->s, key);
+    const Attr* a = L.find_attr(key);
+    return a ? (a->kind == Attr::Kind::Int ? std::vector<int64_t>{a->i} : L.ints(*a, key)) : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> offset = get("offset_dims"), collapsed = get("collapsed_slice_dims"),
+                             index_map = get("start_index_map"), ivd_list = get("index_vector_dim");
+  const std::vector<int64_t> X = L.dims(in[0]), I = L.dims(in[1]);
+  const std::vector<int64_t> sizes = L.ints(L.attr("slice_sizes"), "slice_sizes");
+  const std::string unsupported = "only gathers of one index along one dim (jnp.take, x[ids]) are supported";
+  if (!get("operand_batching_dims").empty() || ivd_list.size() != 1 || index_map.size() != 1 || collapsed != index_map ||
+      sizes.size() != X.size())
+    L.fail_op(unsupported);
+  const int64_t axis = index_map[0], ivd = ivd_list[0];
+  check_dims(L, index_map, X.size(), "start_index_map");
+  if (ivd < 0 || ivd > static_cast<int64_t>(I.size()) || (ivd < static_cast<int64_t>(I.size()) && I[static_cast<size_t>(ivd)] != 1))
+    L.fail_op(unsupported);
+  for (size_t d = 0; d < X.size(); ++d)
+    if (sizes[d] != (static_cast<int64_t>(d) == axis ? 1 : X[d])) L.fail_op(unsupported);
+  if (!ir::is_integer(in[1]->dtype())) L.fail_op("indices must be integers");
+  std::vector<int64_t> batch;
+  for (size_t d = 0; d < I.size(); ++d)
+    if (static_cast<int64_t>(d) != ivd) batch.push_back(I[d]);
+  const size_t out_rank = batch.size() + X.size() - 1;
+  if (offset.size() != X.size() - 1) L.fail_op(unsupported);
+  check_dims(L, offset, out_rank, "offset");
+  ir::Value* idx = L.reshape(in[1], batch);
+  const ir::DType it = idx->dtype();
+  idx = L.node("Max", {L.node("Min", {idx, L.scalar(static_cast<double>(X[static_cast<size_t>(axis)] - 1), it)}), L.scalar(0, it)});
+  ir::Value* y = L.node("Gather", {in[0], idx}, {{"axis", axis}});
+  // Gather's result: operand dims before `axis`, the batch dims, operand dims after it.
+  std::vector<int64_t> perm(out_rank, -1);
+  std::vector<bool> is_offset(out_rank, false);
+  for (size_t j = 0; j < offset.size(); ++j) {
+    if (is_offset[static_cast<size_t>(offset[j])] || (j && offset[j] <= offset[j - 1])) L.fail_op(unsupported);
+    is_offset[static_cast<size_t>(offset[j])] = true;
+    perm[static_cast<size_t>(offset[j])] = static_cast<int64_t>(j) < axis ? static_cast<int64_t>(j) : static_cast<int64_t>(j + batch.size());
+  }
+  int64_t k = 0;
+  for (size_t p = 0; p < out_rank; ++p)
+    if (!is_offset[p]) perm[p] = axis + k++;
+  return {L.transpose(y, perm)};
+}
+
 }  // namespace
 
 void add_nn_lowerings(std::map<std::string, LowerFn>& t) {
@@ -491,6 +550,7 @@ void add_nn_lowerings(std::map<std::string, LowerFn>& t) {
   t["stablehlo.convolution"] = convolution;
   t["stablehlo.reduce"] = reduce;
   t["stablehlo.reduce_window"] = reduce_window;
+  t["stablehlo.gather"] = gather;
 }
 
 }  // namespace kiln::frontend::stablehlo

@@ -119,6 +119,7 @@ def ops_mix(x, w, v):
         jnp.where(v > 0, v, 0.1 * v), (v != v[0]).astype(jnp.int32), jnp.arange(12).reshape(3, 4) * 2 + 1,
         v.astype(jnp.int32) // 2, jax.nn.log_softmax(v, axis=0), jax.nn.logsumexp(v, axis=1),
         (v.astype(jnp.float16) * 2).astype(jnp.float32),
+        jnp.take(v, jnp.array([4, 0, 2]), axis=1), v[jnp.array([[2, 1], [0, 0]])],
     )
 
 

@@ -317,6 +317,14 @@ TEST_CASE("stablehlo: hostile text is refused with a location, never a crash") {
         "    return %0#0 : tensor<2xf32>\n");
     CHECK(contains(error_of(text), "bad.mlir:5:12: stablehlo.reduce: reductions of several operands are supported only as argmax and argmin"));
   }
+  SUBCASE("a gather that is not one index along one dim") {
+    std::string text = module(
+        "%arg0: tensor<10x4xf32>, %arg1: tensor<2x1xi32>", "tensor<2x2xf32>",
+        "    %0 = \"stablehlo.gather\"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], "
+        "collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : "
+        "(tensor<10x4xf32>, tensor<2x1xi32>) -> tensor<2x2xf32>\n    return %0 : tensor<2x2xf32>\n");
+    CHECK(contains(error_of(text), "stablehlo.gather: only gathers of one index along one dim"));
+  }
   SUBCASE("recursive calls") {
     std::string text = module("%arg0: tensor<2xf32>", "tensor<2xf32>",
                               "    %0 = call @main(%arg0) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n");
