@@ -395,7 +395,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "measure the compiled model against framework baselines (docs/guide/benchmarking.md)");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_option("--compiled", args->compiled, "an OUTDIR of kiln compile to measure instead of compiling MODEL");
   cmd->add_option("--against", args->against,
                   "baselines, comma-separated: onnxruntime, torch, tensorflow, or none; auto (default): the "

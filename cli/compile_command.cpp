@@ -432,7 +432,7 @@ int run_compile(const CompileArgs& args) {
 Command add_compile_command(CLI::App& app) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* cmd = app.add_subcommand("compile", "compile a model into an executable, libraries and sources");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_option("-o,--output", args->out_dir, "output directory (replaced if it exists)")->required();
   cmd->add_option("--emit", args->emit,
                   "what to write, comma-separated: exe (OUTDIR/NAME), lib (libNAME.a + NAME.h), "

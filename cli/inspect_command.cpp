@@ -182,7 +182,7 @@ void print_json(const Report& r, const std::string& path) {
 Command add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "show a model's inputs, outputs, ops, size and cost");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--plan", args->plan, "run the optimizer printing node counts by op after each pass, then the memory plan");
   add_pipeline_options(cmd, args->pipeline);
