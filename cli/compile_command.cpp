@@ -441,12 +441,12 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
       ->capture_default_str();
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1 (repeatable)");
-  cmd->add_option("--params", args->params,
-                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--target", args->target,
                   fmt::format("the machine to build for: {} (default: this machine's); another machine's is built "
                               "with TRIPLE-g++",
