@@ -30,6 +30,7 @@ namespace {
 
 struct BenchArgs {
   std::string model;
+  std::string params;  // --params FILE.npz (StableHLO)
   std::string compiled;  // an OUTDIR of kiln compile, instead of compiling
   std::string against = "auto";
   std::vector<std::string> baseline_models;  // ENGINE=PATH
@@ -99,6 +100,7 @@ std::unique_ptr<ir::Graph> load_for_bench(const BenchArgs& args, int& batch, std
   dims = args.dims;
   load.dims = parse_dims(dims);
   load.input_shapes = args.input_shapes;
+  load.params = args.params;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
   if (graph->inputs().empty() || graph->inputs()[0]->shape().rank() == 0) {
     if (args.batch > 1) fail("--batch {}: the model's first input has no batch dimension", args.batch);
@@ -158,6 +160,7 @@ fs::path kiln_executable(const BenchArgs& args, const std::vector<std::string>& 
     std::vector<std::string> argv = {self_exe(), "compile", args.model, "-o", dir.string(), "--emit", "exe,lib", "--name", name};
     for (const std::string& d : dims) argv.insert(argv.end(), {"--dim", d});
     for (const std::string& s : args.input_shapes) argv.insert(argv.end(), {"--input-shape", s});
+    if (!args.params.empty()) argv.insert(argv.end(), {"--params", args.params});
     if (!args.precision.empty()) argv.insert(argv.end(), {"--precision", args.precision});
     if (!args.calibration.empty()) argv.insert(argv.end(), {"--calibration", args.calibration});
     const auto t0 = std::chrono::steady_clock::now();
@@ -181,7 +184,9 @@ void add_baselines(const BenchArgs& args, const std::string& python, const std::
                    std::vector<std::string>& against) {
   const bool automatic = args.against == "auto";
   // The model's own framework runs it as given: ONNX Runtime an .onnx model, PyTorch a TorchScript archive.
-  const std::string own = model_format(args.model) == ModelFormat::Onnx ? "onnxruntime" : "torch";
+  // A StableHLO model has no baseline yet (there is no JAX adapter).
+  const ModelFormat format = model_format(args.model);
+  const std::string own = format == ModelFormat::Onnx ? "onnxruntime" : format == ModelFormat::StableHlo ? "none" : "torch";
   against = automatic ? std::vector<std::string>{own} : split_list(args.against);
   std::map<std::string, std::string> models = {{own, args.model}};
   for (const std::string& spec : args.baseline_models) {
@@ -390,7 +395,7 @@ int run_bench(const BenchArgs& args) {
 Command add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "measure the compiled model against framework baselines (docs/guide/benchmarking.md)");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_option("--compiled", args->compiled, "an OUTDIR of kiln compile to measure instead of compiling MODEL");
   cmd->add_option("--against", args->against,
                   "baselines, comma-separated: onnxruntime, torch, tensorflow, or none; auto (default): the "
@@ -408,6 +413,8 @@ Command add_bench_command(CLI::App& app) {
                   "must match what it was compiled in");
   cmd->add_option("--calibration", args->calibration, "--precision int8: the calibration samples (as for kiln compile)");
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim seq=128 (repeatable)");
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--rounds", args->rounds, "rounds; each runs every engine in turn")->capture_default_str();
   cmd->add_option("--runs", args->runs, "timed runs per engine per round")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "untimed runs per engine before the rounds")->capture_default_str();

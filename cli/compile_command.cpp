@@ -45,6 +45,7 @@ namespace {
 
 struct CompileArgs {
   std::string model;
+  std::string params;  // --params FILE.npz (StableHLO)
   std::string out_dir;
   std::string emit = "exe";  // the weights once: lib, shared and source on request
   std::string name;
@@ -375,6 +376,7 @@ int run_compile(const CompileArgs& args) {
   try {
     load.dims = parse_dims(args.dims, &load.dim_ranges);
     load.input_shapes = args.input_shapes;
+    load.params = args.params;
     load.pipeline = args.pipeline;
     load.limits = args.limits;
     load.precision = args.precision.precision;
@@ -430,7 +432,7 @@ int run_compile(const CompileArgs& args) {
 Command add_compile_command(CLI::App& app) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* cmd = app.add_subcommand("compile", "compile a model into an executable, libraries and sources");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_option("-o,--output", args->out_dir, "output directory (replaced if it exists)")->required();
   cmd->add_option("--emit", args->emit,
                   "what to write, comma-separated: exe (OUTDIR/NAME), lib (libNAME.a + NAME.h), "
@@ -439,6 +441,8 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
       ->capture_default_str();
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);

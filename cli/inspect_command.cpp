@@ -25,6 +25,7 @@ struct InspectArgs {
   bool json = false;
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
+  std::string params;                 // --params FILE.npz (StableHLO)
   bool plan = false;                  // --plan: per-pass node counts and the memory plan
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   codegen::cpp::EmitOptions emit;    // --conv-algo, for --plan's memory plan
@@ -68,8 +69,11 @@ Report inspect(const InspectArgs& args) {
   if (model_format(args.model) == ModelFormat::Onnx) {
     graph = frontend::import_onnx(args.model, options, &info);
   } else {
-    graph = import_model(args.model, args.limits, args.input_shapes);
-    info.producer = model_format(args.model) == ModelFormat::TorchExport ? "torch.export program" : "TorchScript archive";
+    graph = import_model(args.model, args.limits, args.input_shapes, {}, args.params);
+    const ModelFormat format = model_format(args.model);
+    info.producer = format == ModelFormat::TorchExport ? "torch.export program"
+                    : format == ModelFormat::StableHlo ? "StableHLO text"
+                                                       : "TorchScript archive";
     for (const auto& n : graph->nodes()) info.op_histogram[n->op()]++;
   }
   r.ir_version = info.ir_version;
@@ -178,7 +182,7 @@ void print_json(const Report& r, const std::string& path) {
 Command add_inspect_command(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "show a model's inputs, outputs, ops, size and cost");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_flag("--plan", args->plan, "run the optimizer printing node counts by op after each pass, then the memory plan");
   add_pipeline_options(cmd, args->pipeline);
@@ -187,6 +191,8 @@ Command add_inspect_command(CLI::App& app) {
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; needed for TorchScript archives)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   return {cmd, [args] {
             std::error_code ec;
             if (!std::filesystem::exists(args->model, ec)) fail("{}: no such file", args->model);

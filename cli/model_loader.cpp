@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/stablehlo/stablehlo_importer.h"
 #include "frontend/torch_export/pt2_importer.h"
 #include "frontend/torchscript/torchscript_importer.h"
 #include "ir/error.h"
@@ -91,6 +92,7 @@ void apply_input_shapes(ir::Graph& graph, const std::string& path, const std::ve
 ModelFormat model_format(const std::string& path) {
   // A zip archive is PyTorch's (an ONNX model is a bare protobuf and never starts with "PK"):
   // its frontend then gives the archive's own errors, a broken zip included.
+  if (frontend::is_stablehlo_file(path)) return ModelFormat::StableHlo;
   std::ifstream in(path, std::ios::binary);
   char magic[2] = {};
   if (in.read(magic, 2) && magic[0] == 'P' && magic[1] == 'K')
@@ -100,10 +102,13 @@ ModelFormat model_format(const std::string& path) {
 
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,
-                                        const std::map<std::string, int64_t>& dims) {
+                                        const std::map<std::string, int64_t>& dims, const std::string& params) {
   std::vector<frontend::torchscript::InputSpec> specs;
   for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
-  switch (model_format(path)) {
+  const ModelFormat format = model_format(path);
+  if (!params.empty() && format != ModelFormat::StableHlo)
+    fail("{}: --params applies to StableHLO (.mlir) models only", path);
+  switch (format) {
     case ModelFormat::TorchScript: {
       frontend::TorchScriptImportOptions options;
       options.limits = limits;
@@ -116,6 +121,14 @@ std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend:
       options.dims = dims;
       options.inputs = specs;
       return frontend::import_pt2(path, options);
+    }
+    case ModelFormat::StableHlo: {
+      frontend::StableHloImportOptions options;
+      options.limits = limits;
+      options.params_path = params;
+      auto graph = frontend::import_stablehlo(path, options);
+      apply_input_shapes(*graph, path, specs);  // only checks: StableHLO shapes are static
+      return graph;
     }
     case ModelFormat::Onnx: break;
   }
@@ -131,9 +144,9 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail("{}: no such file", path);
   if (std::filesystem::is_directory(path, ec))
-    fail("{}: is a directory (expected an .onnx model or a TorchScript .pt archive)", path);
+    fail("{}: is a directory (expected an .onnx model, a PyTorch .pt/.pt2 archive or StableHLO .mlir text)", path);
   std::unique_ptr<ir::Graph> graph =
-      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims); });
+      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims, options.params); });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     if (!options.dim_ranges.empty()) passes::set_dim_ranges(*graph, options.dim_ranges);

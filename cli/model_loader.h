@@ -33,6 +33,7 @@ struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   ir::DimRanges dim_ranges;             // --dim NAME=MIN..MAX[@OPT] (kiln compile)
   std::vector<std::string> input_shapes;  // --input-shape [NAME=]D0,D1,...[:DTYPE]
+  std::string params;                   // --params FILE.npz (StableHLO: values of @main's arguments)
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
@@ -42,14 +43,16 @@ struct LoadOptions {
   StaticQuantization* int8 = nullptr;
 };
 
-enum class ModelFormat { Onnx, TorchScript, TorchExport };
+enum class ModelFormat { Onnx, TorchScript, TorchExport, StableHlo };
 // The format of the model at `path`, from its contents: a zip archive is PyTorch's, a
-// torch.export program when it holds one, else TorchScript; anything else is ONNX.
+// torch.export program when it holds one, else TorchScript; MLIR text (a .mlir file, or text
+// that starts with `module`) is JAX's StableHLO; anything else is ONNX.
 ModelFormat model_format(const std::string& path);
 // Imports `path` with the frontend for its format, applying --input-shape; no passes run.
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,
-                                        const std::map<std::string, int64_t>& dims = {});
+                                        const std::map<std::string, int64_t>& dims = {},
+                                        const std::string& params = "");
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,

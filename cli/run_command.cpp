@@ -29,6 +29,7 @@ struct RunArgs {
   std::string out_dir;
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
+  std::string params;
   bool verbose = false;
   frontend::ImportLimits limits;
 };
@@ -47,6 +48,7 @@ int run_model(const RunArgs& args) {
   LoadOptions load;
   load.dims = parse_dims(args.dims);
   load.input_shapes = args.input_shapes;
+  load.params = args.params;
   load.optimize = false;  // the interpreter runs the model as imported
   load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
@@ -99,7 +101,7 @@ int run_model(const RunArgs& args) {
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a model with the reference interpreter");
-  cmd->add_option("model", args->model, "the model file (.onnx, or a TorchScript .pt archive)")->required();
+  cmd->add_option("model", args->model, "the model file (.onnx, a PyTorch .pt/.pt2 archive, or StableHLO .mlir text)")->required();
   cmd->add_option("inputs", args->positional_inputs, "input files in graph input order (.npy or .pb)");
   cmd->add_option("-i,--input", args->named_inputs, "an input as NAME=FILE (.npy or ONNX TensorProto .pb)");
   cmd->add_option("-o,--output-dir", args->out_dir, "write DIR/<output>.npy for each output");
@@ -107,6 +109,8 @@ Command add_run_command(CLI::App& app) {
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
+  cmd->add_option("--params", args->params,
+                  "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time");
   add_limits_options(cmd, args->limits);
   return {cmd, [args] { return run_model(*args); }};

@@ -162,31 +162,24 @@ bool parse_header(const std::string& h, kiln_dtype& t, std::vector<int64_t>& sha
   return true;
 }
 
-bool read_npy_impl(const std::string& path, HostTensor& out, std::string& error) {
+// The .npy bytes in memory; `name` starts every message.
+bool parse_npy_impl(const unsigned char* bytes, uint64_t file_size, const std::string& name, HostTensor& out,
+                    std::string& error) {
   auto fail = [&](const std::string& what) {
-    error = path + ": " + what;
+    error = name + ": " + what;
     return false;
   };
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) return fail(std::string("cannot open: ") + std::strerror(errno));
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) return fail("cannot seek");
-  const long size_l = std::ftell(f.get());
-  if (size_l < 0) return fail("cannot determine the file size");
-  std::rewind(f.get());
-  const uint64_t file_size = static_cast<uint64_t>(size_l);
-
-  unsigned char pre[12];
-  if (file_size < 10 || std::fread(pre, 1, 10, f.get()) != 10) return fail("not a .npy file: too short");
-  if (std::memcmp(pre, "\x93NUMPY", 6) != 0) return fail("not a .npy file: bad magic");
-  const int major = pre[6];
+  if (file_size < 10) return fail("not a .npy file: too short");
+  if (std::memcmp(bytes, "\x93NUMPY", 6) != 0) return fail("not a .npy file: bad magic");
+  const int major = bytes[6];
   uint64_t header_len, prefix;
   if (major == 1) {
-    header_len = pre[8] | (static_cast<uint64_t>(pre[9]) << 8);
+    header_len = bytes[8] | (static_cast<uint64_t>(bytes[9]) << 8);
     prefix = 10;
   } else if (major == 2 || major == 3) {
-    if (file_size < 12 || std::fread(pre + 10, 1, 2, f.get()) != 2) return fail("truncated header");
-    header_len = pre[8] | (static_cast<uint64_t>(pre[9]) << 8) | (static_cast<uint64_t>(pre[10]) << 16) |
-                 (static_cast<uint64_t>(pre[11]) << 24);
+    if (file_size < 12) return fail("truncated header");
+    header_len = bytes[8] | (static_cast<uint64_t>(bytes[9]) << 8) | (static_cast<uint64_t>(bytes[10]) << 16) |
+                 (static_cast<uint64_t>(bytes[11]) << 24);
     prefix = 12;
   } else {
     return fail("unsupported .npy format version " + std::to_string(major));
@@ -194,8 +187,7 @@ bool read_npy_impl(const std::string& path, HostTensor& out, std::string& error)
   if (prefix + header_len > file_size)
     return fail("truncated header: expected " + std::to_string(header_len) + " bytes, file has " +
                 std::to_string(file_size - prefix));
-  std::string header(header_len, '\0');
-  if (header_len > 0 && std::fread(&header[0], 1, header_len, f.get()) != header_len) return fail("read error");
+  std::string header(reinterpret_cast<const char*>(bytes) + prefix, header_len);
 
   kiln_dtype t = KILN_F32;
   std::vector<int64_t> shape;
@@ -216,9 +208,24 @@ bool read_npy_impl(const std::string& path, HostTensor& out, std::string& error)
                 std::to_string(available));
   out.dtype = t;
   out.shape = std::move(shape);
-  out.data.resize(expected);
-  if (expected > 0 && std::fread(out.data.data(), 1, expected, f.get()) != expected) return fail("read error");
+  out.data.assign(bytes + prefix + header_len, bytes + prefix + header_len + expected);
   return true;
+}
+
+bool read_npy_impl(const std::string& path, HostTensor& out, std::string& error) {
+  auto fail = [&](const std::string& what) {
+    error = path + ": " + what;
+    return false;
+  };
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) return fail(std::string("cannot open: ") + std::strerror(errno));
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) return fail("cannot seek");
+  const long size_l = std::ftell(f.get());
+  if (size_l < 0) return fail("cannot determine the file size");
+  std::rewind(f.get());
+  std::vector<unsigned char> bytes(static_cast<size_t>(size_l));
+  if (!bytes.empty() && std::fread(bytes.data(), 1, bytes.size(), f.get()) != bytes.size()) return fail("read error");
+  return parse_npy_impl(bytes.data(), bytes.size(), path, out, error);
 }
 
 std::string shape_tuple(const std::vector<int64_t>& shape) {
@@ -335,6 +342,16 @@ const char* npy_descr(kiln_dtype t) noexcept {
     case KILN_U2: return "|u1";
   }
   return "";
+}
+
+bool parse_npy(const unsigned char* bytes, size_t size, const std::string& name, HostTensor& out,
+               std::string& error) noexcept {
+  try {
+    return parse_npy_impl(bytes, size, name, out, error);
+  } catch (...) {
+    error = name + ": out of memory";
+    return false;
+  }
 }
 
 bool read_npy(const std::string& path, HostTensor& out, std::string& error) noexcept {

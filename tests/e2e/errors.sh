@@ -76,6 +76,16 @@ expect_kiln_error "interpreter: unknown input name" "unknown input 'nope'" \
 
 # Command-line mistakes: the same prefix and exit status as every other error, and the
 # nearest command or option for a typo.
+# StableHLO text (the JAX frontend): the op and its line:column; --params checked.
+printf 'module {\n  func.func public @main(%%arg0: tensor<2xf32>) -> tensor<2xf32> {\n    %%0 = stablehlo.while(%%arg0) : tensor<2xf32>\n    return %%0 : tensor<2xf32>\n  }\n}\n' >"$work/loop.mlir"
+expect_kiln_error "stablehlo: unsupported op" "loop.mlir:3:10: unsupported op 'stablehlo.while'" \
+  compile "$work/loop.mlir" -o "$work/out"
+expect_kiln_error "stablehlo: --params on an ONNX model" "relu.onnx: --params applies to StableHLO (.mlir) models only" \
+  compile "$data/relu.onnx" --params "$work/nowhere.npz" -o "$work/out"
+printf 'module {\n  func.func public @main(%%arg0: tensor<2xf32>) -> tensor<2xf32> {\n    return %%arg0 : tensor<2xf32>\n  }\n}\n' >"$work/id.mlir"
+expect_kiln_error "stablehlo: --params not a zip" "not_a_model.onnx" \
+  run "$work/id.mlir" --params "$data/not_a_model.onnx"
+
 expect_kiln_error "misspelt command" "unknown command 'comple' (did you mean 'compile'?)" \
   comple "$data/relu.onnx" -o "$work/out"
 expect_kiln_error "no command" "a command is required: compile, run, inspect, bench"

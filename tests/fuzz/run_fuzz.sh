@@ -24,6 +24,10 @@ case "$name" in
     find "$repo/tests/passes" "$repo/tests/ir" -name '*.ir' | while read -r f; do
       cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).ir"
     done ;;
+  fuzz_stablehlo)
+    find "$repo/models/jax" -name model.mlir -size -64k | while read -r f; do
+      cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).mlir"
+    done ;;
   fuzz_torchscript_parser)
     find "$repo/tests/frontend/data/torchscript_code" -path '*/code/*' -name '*.py' -size -64k | while read -r f; do
       cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).py"

@@ -29,6 +29,11 @@ struct HostTensor {
 // the path, e.g. "x.npy: truncated data: expected 3072 bytes, file has 100".
 bool read_npy(const std::string& path, HostTensor& out, std::string& error) noexcept;
 
+// The same for the bytes of a .npy file already in memory (an entry of an .npz archive);
+// `name` starts the error message as the path does for read_npy.
+bool parse_npy(const unsigned char* bytes, size_t size, const std::string& name, HostTensor& out,
+               std::string& error) noexcept;
+
 // Writes format version 1 (2 when the header needs it). bf16 tensors are
 // written as '<f4' (converted exactly to f32), since .npy has no bf16; so are
 // the storage-only floats (float8, float4), and int4/int2 (uint4/uint2) as
