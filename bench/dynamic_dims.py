@@ -49,7 +49,8 @@ def main():
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     model_dir = os.path.join(a.out, "model")
-    B.run([a.python, os.path.join(REPO, "models", "dynamic", "make_dynamic_models.py"), "--out", model_dir,
+    B.run([a.python, os.path.join(REPO, "models", "dynamic", "make_dynamic_models.py"), "--model", "bert_seq",
+           "--out", model_dir,
            "--hidden", str(a.hidden), "--ffn", str(a.ffn), "--layers", str(a.layers), "--sizes", a.sizes])
     model = os.path.join(model_dir, "model.onnx")
 
