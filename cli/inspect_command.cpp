@@ -85,7 +85,10 @@ Report inspect(const InspectArgs& args) {
     return r;
   }
   try {
-    if (!args.dims.empty()) passes::bind_dims(*graph, parse_dims(args.dims));
+    ir::DimRanges ranges;
+    const std::map<std::string, int64_t> dims = parse_dims(args.dims, &ranges);
+    if (!dims.empty()) passes::bind_dims(*graph, dims);
+    if (!ranges.empty()) passes::set_dim_ranges(*graph, ranges);
     passes::infer_shapes(*graph);
   } catch (const Error& e) {
     fail("{}: {}", args.model, e.what());
@@ -190,7 +193,8 @@ Command add_inspect_command(CLI::App& app) {
   add_limits_options(cmd, args->limits);
   cmd->add_option("--input-shape", args->input_shapes,
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; needed for TorchScript archives)")->allow_extra_args(false);
-  cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
+  cmd->add_option("--dim", args->dims,
+                  "give a symbolic dim a value, --dim batch=1, or bounds, --dim seq=1..256 (as kiln compile takes them)");
   cmd->add_option("--params", args->params,
                   "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   return {cmd, [args] {

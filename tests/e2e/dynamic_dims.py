@@ -40,22 +40,27 @@ def error_of(got, ref):
 
 
 def check_lengths(kiln, folder, work):
-    """Compiles the model with --dim seq=1..256 and runs it at every sample length."""
+    """Compiles the model with --dim seq=1..256 (optimized, and at -O0, where the unfused ops
+    run: ReduceMean, Pow, batched MatMul, Softmax) and runs it at every sample length."""
     name = os.path.basename(folder)
-    out = os.path.join(work, name)
-    p = run([kiln, "compile", os.path.join(folder, "model.onnx"), "--dim", "seq=1..256", "--emit", "exe,lib",
-             "--name", "m", "-o", out])
-    if not report(f"{name}: compile --dim seq=1..256", None if p.returncode == 0 else p.stdout[-3000:]):
-        return False
     ok = True
-    sizes = sorted(int(os.path.basename(f).split("_")[1]) for f in glob.glob(os.path.join(folder, "expected_*_0.npy")))
-    for seq in sizes:
-        inputs = sorted(glob.glob(os.path.join(folder, f"input_{seq}_*.npy")))
-        res = os.path.join(work, f"{name}_seq{seq}")
-        p = run([os.path.join(out, "m"), *inputs, "-o", res])
-        ref = np.load(os.path.join(folder, f"expected_{seq}_0.npy"))
-        problem = p.stdout[-2000:] if p.returncode else error_of(np.load(os.path.join(res, "y.npy")), ref)
-        ok = report(f"{name}: executable at seq {seq}", problem) and ok
+    for level in ("-O2", "-O0"):
+        tag = name if level == "-O2" else f"{name} {level}"
+        out = os.path.join(work, name if level == "-O2" else f"{name}_O0")
+        p = run([kiln, "compile", os.path.join(folder, "model.onnx"), "--dim", "seq=1..256", level, "--emit",
+                 "exe,lib", "--name", "m", "-o", out])
+        if not report(f"{tag}: compile --dim seq=1..256", None if p.returncode == 0 else p.stdout[-3000:]):
+            ok = False
+            continue
+        sizes = sorted(int(os.path.basename(f).split("_")[1])
+                       for f in glob.glob(os.path.join(folder, "expected_*_0.npy")))
+        for seq in sizes:
+            inputs = sorted(glob.glob(os.path.join(folder, f"input_{seq}_*.npy")))
+            res = os.path.join(out + "_runs", f"seq{seq}")
+            p = run([os.path.join(out, "m"), *inputs, "-o", res])
+            ref = np.load(os.path.join(folder, f"expected_{seq}_0.npy"))
+            problem = p.stdout[-2000:] if p.returncode else error_of(np.load(os.path.join(res, "y.npy")), ref)
+            ok = report(f"{tag}: executable at seq {seq}", problem) and ok
     return ok
 
 

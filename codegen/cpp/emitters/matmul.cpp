@@ -17,7 +17,7 @@ void emit_symbolic_matmul(EmitContext& ctx, const ir::Node& node) {
   if (b.size() == 1) b.push_back(ir::Dim(1));
   const ir::Dim M = a[a.size() - 2], K = a.back(), N = b.back();
   std::vector<int64_t> a_batch, b_batch;
-  for (size_t i = 0; i + 2 < a.size(); ++i) a_batch.push_back(a[i].value());
+  for (size_t i = 0; i + 2 < a.size(); ++i) a_batch.push_back(a[i].is_static() ? a[i].value() : 1);
   for (size_t i = 0; i + 2 < b.size(); ++i) b_batch.push_back(b[i].value());
   std::vector<int64_t> batch = ir::broadcast_dims(a_batch, b_batch);
   const int64_t nb = ir::numel(batch);
@@ -25,12 +25,14 @@ void emit_symbolic_matmul(EmitContext& ctx, const ir::Node& node) {
   const char* type = f64 ? "double" : "float";
   ctx.line(fmt::format("const int64_t M = {}, K = {}, N = {};", ctx.dim(M), ctx.dim(K), ctx.dim(N)));
   if (ir::numel(b_batch) == 1 && !f64 && K.is_static() && N.is_static()) {
-    // B shared by every batch: one GEMM over all rows (B packed now when it is a weight).
+    // B shared by every batch: one GEMM over all rows of A, whose batch dims may be symbolic
+    // (B packed now when it is a weight).
     std::string b_expr = is_f32_constant(node.input(1)) ? "" : ctx.in(node, 1);
     ctx.line(fmt::format(
         "kiln::rt::gemm_f32_ex({} * M, N, K, 1.0f, kiln::rt::GemmOperand{{{}, K, false, false}}, {}, 0.0f, {}, N, "
         "nullptr, kiln::rt::Epilogue{{}}, 0, pool);",
-        nb, ctx.in(node, 0), gemm_b_operand(ctx, node.input(1), b_expr, false, K.value(), N.value()),
+        ctx.dim(dims_product(node.input(0)->shape(), 0, node.input(0)->shape().rank() >= 2 ? node.input(0)->shape().rank() - 2 : 0)),
+        ctx.in(node, 0), gemm_b_operand(ctx, node.input(1), b_expr, false, K.value(), N.value()),
         ctx.out(node, 0)));
     return;
   }
@@ -98,9 +100,15 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
 
 // f32 or f64 operands (MatMul only: Gemm is f32); with symbolic dims, numbers for the batch.
 std::string require_f32_or_f64(const ir::Node& node) {
-  for (const ir::Value* v : {node.input(0), node.input(1)})
-    for (size_t i = 0; i + 2 < v->shape().rank(); ++i)
-      if (!v->shape()[i].is_static()) return "with symbolic dims, MatMul's batch dims must be numbers";
+  // Symbolic batch dims: only on A against a 2-D f32 B (one GEMM over all of A's rows).
+  const ir::Shape &a = node.input(0)->shape(), &b = node.input(1)->shape();
+  bool a_symbolic_batch = false;
+  for (size_t i = 0; i + 2 < a.rank(); ++i) a_symbolic_batch = a_symbolic_batch || !a[i].is_static();
+  for (size_t i = 0; i + 2 < b.rank(); ++i)
+    if (!b[i].is_static()) return "with symbolic dims, MatMul's batch dims must be numbers";
+  if (a_symbolic_batch && (b.rank() != 2 || node.input(0)->dtype() != ir::DType::F32 || !b.is_static() ||
+                           !a[a.rank() - 1].is_static()))
+    return "with symbolic dims, MatMul's batch dims must be numbers";
   if (node.input(0)->dtype() == ir::DType::F64 && node.input(1)->dtype() == ir::DType::F64) return "";
   return require_f32(node);
 }

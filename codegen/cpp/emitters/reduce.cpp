@@ -35,27 +35,29 @@ std::string need_constant(const ir::Node& node, size_t i, const char* what) {
 }
 
 void emit_reduce(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0));
+  // Dims, which may be symbolic (--dim NAME=MIN..MAX): the tables are then computed at run time.
+  const std::vector<ir::Dim> x = node.input(0)->shape().dims();
   std::vector<bool> red = *ir::reduced_dims(node, static_cast<int64_t>(x.size()));
-  std::vector<int64_t> st = ir::contiguous_strides(x);
-  std::vector<int64_t> od, os, rd, rs;
+  std::vector<ir::Dim> st(x.size(), ir::Dim(1));
+  for (size_t d = x.size(); d-- > 1;) st[d - 1] = st[d] * x[d];
+  std::vector<ir::Dim> od, os, rd, rs;
   for (size_t d = 0; d < x.size(); ++d) {
     (red[d] ? rd : od).push_back(x[d]);
     (red[d] ? rs : os).push_back(st[d]);
   }
   if (rd.empty()) {  // nothing reduced: a copy
-    ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(node, 0), ctx.in(node, 0),
-                         numel_of(node.input(0)) * ir::dtype_size(node.input(0)->dtype())));
+    ctx.line(fmt::format("std::memcpy({}, {}, static_cast<size_t>({}) * {});", ctx.out(node, 0), ctx.in(node, 0),
+                         ctx.numel(node.input(0)), ir::dtype_size(node.input(0)->dtype())));
     return;
   }
   if (od.empty()) {
-    od = {1};
-    os = {0};
+    od = {ir::Dim(1)};
+    os = {ir::Dim(0)};
   }
   const ir::DType t = node.input(0)->dtype();
-  ctx.line(fmt::format("kiln::rt::reduce<{}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {});",
-                       reduce_kind(node.op()), cpp_type(t), acc_type(t), od.size(), ctx.array(od),
-                       ctx.array(os), rd.size(), ctx.array(rd), ctx.array(rs), ctx.in(node, 0),
+  const std::string odn = ctx.dims(od), osn = ctx.dims(os), rdn = ctx.dims(rd), rsn = ctx.dims(rs);
+  ctx.line(fmt::format("kiln::rt::reduce<{}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {});", reduce_kind(node.op()),
+                       cpp_type(t), acc_type(t), od.size(), odn, osn, rd.size(), rdn, rsn, ctx.in(node, 0),
                        ctx.out(node, 0)));
 }
 
@@ -167,9 +169,9 @@ void register_reduce_emitters(EmitterRegistry& r) {
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
                          "ReduceSumSquare"})
-    r.add(op, Emitter{.emit = emit_reduce, .unsupported = [](const ir::Node& n) {
-                        return need_constant(n, 1, "axes");
-                      }});
+    r.add(op, Emitter{.emit = emit_reduce,
+                      .unsupported = [](const ir::Node& n) { return need_constant(n, 1, "axes"); },
+                      .dynamic_shapes = true});
   r.add("ArgMax", Emitter{.emit = emit_arg});
   r.add("ArgMin", Emitter{.emit = emit_arg});
   r.add("CumSum", Emitter{.emit = emit_cumsum});
