@@ -375,6 +375,7 @@ int run_compile(const CompileArgs& args) {
   codegen::cpp::GeneratedModel model;
   try {
     load.dims = parse_dims(args.dims, &load.dim_ranges);
+    load.allow_dim_ranges = true;
     load.input_shapes = args.input_shapes;
     load.params = args.params;
     load.pipeline = args.pipeline;

@@ -80,10 +80,27 @@ void apply_input_shapes(ir::Graph& graph, const std::string& path, const std::ve
     if (in->has_type() && declared.rank() != spec.dims.size())
       fail("{}: --input-shape gives input '{}' {} dims, the model declares {}", path, in->name(), spec.dims.size(), declared.str());
     for (size_t k = 0; k < spec.dims.size() && in->has_type(); ++k)
-      if (declared[k].is_static() && declared[k].value() != spec.dims[k])
+      if (declared[k].is_static() && (declared[k].value() != spec.dims[k] || spec.ranges.count(k)))
         fail("{}: --input-shape gives input '{}' dim {} the value {}, the model fixes it at {}", path, in->name(), k,
              spec.dims[k], declared[k].value());
-    in->set_type(in->has_type() ? in->dtype() : spec.dtype, ir::Shape::of(spec.dims));
+    // A MIN..MAX dim stays a symbol, bounded: the model's name for it, else INPUT_AXIS.
+    std::vector<ir::Dim> dims;
+    for (size_t k = 0; k < spec.dims.size(); ++k) {
+      auto r = spec.ranges.find(k);
+      if (r == spec.ranges.end()) {
+        dims.emplace_back(spec.dims[k]);
+        continue;
+      }
+      const std::string name = in->has_type() && declared[k].is_symbol() ? declared[k].name()
+                                                                         : fmt::format("{}_{}", in->name(), k);
+      const ir::DimRange range{r->second.first, r->second.second, r->second.second};
+      auto [it, added] = graph.dim_ranges().emplace(name, range);
+      if (!added && !(it->second == range))
+        fail("{}: --input-shape gives the symbolic dim '{}' the bounds {}..{} and {}..{}", path, name, it->second.min,
+             it->second.max, range.min, range.max);
+      dims.push_back(ir::Dim::symbol(name));
+    }
+    in->set_type(in->has_type() ? in->dtype() : spec.dtype, ir::Shape(std::move(dims)));
   }
 }
 
@@ -106,6 +123,9 @@ std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend:
   std::vector<frontend::torchscript::InputSpec> specs;
   for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
   const ModelFormat format = model_format(path);
+  for (const auto& spec : specs)
+    if (!spec.ranges.empty() && format != ModelFormat::Onnx)
+      fail("{}: --input-shape with MIN..MAX bounds applies to ONNX models (use --dim NAME=MIN..MAX)", path);
   if (!params.empty() && format != ModelFormat::StableHlo)
     fail("{}: --params applies to StableHLO (.mlir) models only", path);
   switch (format) {
@@ -149,7 +169,9 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
       timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims, options.params); });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
-    if (!options.dim_ranges.empty()) passes::set_dim_ranges(*graph, options.dim_ranges);
+    if (!graph->dim_ranges().empty() && !options.allow_dim_ranges)
+      fail("--input-shape with MIN..MAX bounds is for kiln compile; give one value here");
+    if (!options.dim_ranges.empty() || !graph->dim_ranges().empty()) passes::set_dim_ranges(*graph, options.dim_ranges);
     std::vector<std::string> pipeline =
         options.optimize ? passes::pipeline_for_level(options.pipeline.opt_level) : std::vector<std::string>{"infer_shapes"};
     if (options.precision == passes::Precision::Int8Dynamic) {

@@ -32,6 +32,7 @@ struct StaticQuantization {
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   ir::DimRanges dim_ranges;             // --dim NAME=MIN..MAX[@OPT] (kiln compile)
+  bool allow_dim_ranges = false;        // bounded dims (--input-shape NAME=1..8,...) are accepted
   std::vector<std::string> input_shapes;  // --input-shape [NAME=]D0,D1,...[:DTYPE]
   std::string params;                   // --params FILE.npz (StableHLO: values of @main's arguments)
   bool optimize = true;                 // run the default pipeline after import

@@ -154,7 +154,13 @@ void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values) {
   }
 }
 
-void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& ranges) {
+void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& extra) {
+  // Bounds already on the graph (--input-shape NAME=MIN..MAX,...) and those of --dim.
+  ir::DimRanges ranges = graph.dim_ranges();
+  for (const auto& [name, r] : extra)
+    if (!ranges.emplace(name, r).second && !(ranges[name] == r))
+      fail("--dim {}={}..{}: the symbolic dim '{}' is already bounded {}..{} by --input-shape", name, r.min, r.max, name,
+           ranges[name].min, ranges[name].max);
   std::set<std::string> on_inputs;
   for (const ir::Value* in : graph.inputs())
     for (const ir::Dim& d : in->shape().dims())

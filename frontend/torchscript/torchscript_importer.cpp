@@ -98,15 +98,26 @@ InputSpec parse_input_shape(const std::string& spec) {
   while (!rest.empty() && start <= rest.size()) {
     size_t comma = rest.find(',', start);
     std::string d = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t used = 0;
-    int64_t v = -1;
-    try {
-      v = std::stoll(d, &used);
-    } catch (...) {
-      used = 0;
+    auto number = [&](const std::string& text) {
+      size_t used = 0;
+      int64_t v = -1;
+      try {
+        v = std::stoll(text, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (text.empty() || used != text.size() || v < 0)
+        fail("--input-shape {}: '{}' is not a non-negative integer", spec, text);
+      return v;
+    };
+    if (const size_t dots = d.find(".."); dots != std::string::npos) {  // MIN..MAX: a bounded dim
+      const int64_t lo = number(d.substr(0, dots)), hi = number(d.substr(dots + 2));
+      if (lo < 1 || hi < lo) fail("--input-shape {}: '{}' must be MIN..MAX with 1 <= MIN <= MAX", spec, d);
+      s.ranges[s.dims.size()] = {lo, hi};
+      s.dims.push_back(hi);
+    } else {
+      s.dims.push_back(number(d));
     }
-    if (d.empty() || used != d.size() || v < 0) fail("--input-shape {}: '{}' is not a non-negative integer", spec, d);
-    s.dims.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

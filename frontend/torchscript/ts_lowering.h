@@ -41,6 +41,8 @@ struct InputSpec {
   std::string name;                 // forward's parameter name, or "" for the position
   std::vector<int64_t> dims;
   ir::DType dtype = ir::DType::F32;
+  // Axes given as MIN..MAX (kiln compile's bounded dims; dims holds MAX there).
+  std::map<size_t, std::pair<int64_t, int64_t>> ranges;
 };
 
 class Lowering final : public AtenBuilder {

@@ -100,6 +100,25 @@ def main():
     ok = report("inputs disagreeing on seq refused",
                 None if p.returncode != 0 and want in p.stdout else f"got: {p.stdout.strip()}") and ok
 
+    # An unnamed dim ('?', as PP-OCR's models have) bounded through --input-shape.
+    import onnx
+    m = onnx.load(os.path.join(MODELS, "torch_encoder", "model.onnx"))
+    for vi in list(m.graph.input) + list(m.graph.output):
+        for d in vi.type.tensor_type.shape.dim:
+            if d.dim_param:
+                d.ClearField("dim_param")
+    unnamed = os.path.join(work, "unnamed.onnx")
+    onnx.save(m, unnamed)
+    out_u = os.path.join(work, "unnamed")
+    p = run([kiln, "compile", unnamed, "--input-shape", "ids=1,1..256:i64", "--name", "m", "-o", out_u])
+    problem = p.stdout[-2000:] if p.returncode else None
+    if not problem:
+        folder = os.path.join(MODELS, "torch_encoder")
+        p = run([os.path.join(out_u, "m"), os.path.join(folder, "input_64_0.npy"), "-o", out_u + "_run"])
+        problem = p.stdout[-2000:] if p.returncode else error_of(
+            np.load(os.path.join(out_u + "_run", "y.npy")), np.load(os.path.join(folder, "expected_64_0.npy")))
+    ok = report("unnamed dim bounded with --input-shape ids=1,1..256:i64, at seq 64", problem) and ok
+
     # The C API, through the static library.
     api_exe = os.path.join(work, "dynamic_api")
     cc = shlex.split(os.environ.get("CC", "cc"))  # the sanitized build's CC carries its flags
