@@ -25,10 +25,13 @@ _DTYPES = {
 
 
 class TensorInfo(NamedTuple):
-    """An input or output as the library describes it."""
+    """An input or output as the library describes it. With bounded symbolic dims (kiln compile
+    --dim seq=1..256) `shape` holds their maxima and `min_shape` their minima; elsewhere the
+    two are equal."""
     name: str
     dtype: np.dtype
     shape: tuple[int, ...]
+    min_shape: tuple[int, ...] | None = None
 
 
 class _Options(ctypes.Structure):  # NAME_options
@@ -82,6 +85,17 @@ class Model:
         self._destroy = f("destroy", None, [ctypes.c_void_p])
         self.inputs, self._raw_inputs = self._describe("input")
         self.outputs, self._raw_outputs = self._describe("output")
+        # Libraries from kiln versions with bounded dims set each run's input extents and read
+        # the outputs' back.
+        self._set_input_shape = self._optional("set_input_shape", ctypes.c_int,
+                                               [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                                ctypes.POINTER(ctypes.c_int64)])
+        self._output_shape = self._optional("output_shape", ctypes.POINTER(ctypes.c_int64),
+                                            [ctypes.c_void_p, ctypes.c_size_t])
+        min_dims = self._optional("input_min_dims", ctypes.POINTER(ctypes.c_int64), [ctypes.c_size_t])
+        if min_dims:
+            self.inputs = [i._replace(min_shape=tuple(min_dims(k)[d] for d in range(len(i.shape))))
+                           for k, i in enumerate(self.inputs)]
 
         if weights_path is None and (self.path.parent / f"{name}.weights").exists():
             weights_path = self.path.parent / f"{name}.weights"  # the C default is relative to the cwd
@@ -106,6 +120,11 @@ class Model:
         fn.argtypes = argtypes
         return fn
 
+    def _optional(self, suffix, restype, argtypes):
+        if not hasattr(self._lib, f"{self.name}_{suffix}"):
+            return None
+        return self._function(suffix, restype, argtypes)
+
     def _describe(self, kind):
         count = self._function(f"num_{kind}s", ctypes.c_size_t, [])()
         name = self._function(f"{kind}_name", ctypes.c_char_p, [ctypes.c_size_t])
@@ -128,15 +147,33 @@ class Model:
 
     def __call__(self, *args, **kwargs):
         arrays = self._input_arrays(args, kwargs)
-        outputs = [np.empty(o.shape, o.dtype) for o in self.outputs]
-        ins = self._tensors(arrays, self._raw_inputs)
-        outs = self._tensors(outputs, self._raw_outputs)
         with self._lock:
             if self._ctx is None:
                 raise ValueError(f"model {self.name} is closed")
+            in_dims, out_shapes = self._shapes(arrays)
+            outputs = [np.empty(shape, o.dtype) for shape, o in zip(out_shapes, self.outputs)]
+            ins = self._tensors(arrays, [(code, d) for (code, _), d in zip(self._raw_inputs, in_dims)])
+            out_dims = [(ctypes.c_int64 * max(len(s), 1))(*s) for s in out_shapes]
+            outs = self._tensors(outputs, [(code, d) for (code, _), d in zip(self._raw_outputs, out_dims)])
             if self._run(self._ctx, ins, len(arrays), outs, len(outputs)) != 0:
                 raise KilnError(f"{self.name}: {self._error(self._ctx).decode(errors='replace')}")
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _shapes(self, arrays):
+        """The inputs' dims as C arrays, and the outputs' shapes for them."""
+        in_dims = [(ctypes.c_int64 * max(a.ndim, 1))(*a.shape) for a in arrays]
+        if not self._set_input_shape or not self._output_shape:
+            return in_dims, [o.shape for o in self.outputs]
+        for i, (a, d) in enumerate(zip(arrays, in_dims)):
+            if self._set_input_shape(self._ctx, i, a.ndim, d) != 0:
+                raise ValueError(f"{self.name}: {self._error(self._ctx).decode(errors='replace')}")
+        shapes = []
+        for i, o in enumerate(self.outputs):
+            d = self._output_shape(self._ctx, i)
+            if not d:
+                raise ValueError(f"{self.name}: {self._error(self._ctx).decode(errors='replace')}")
+            shapes.append(tuple(d[k] for k in range(len(o.shape))))
+        return in_dims, shapes
 
     def _input_arrays(self, args, kwargs):
         names = [i.name for i in self.inputs]
@@ -159,8 +196,11 @@ class Model:
                 a = np.asarray(a, dtype=info.dtype)
             if a.dtype != info.dtype:
                 raise TypeError(f"{self.name}: input '{info.name}' is {a.dtype}, the model takes {info.dtype}")
-            if a.shape != info.shape:
-                raise ValueError(f"{self.name}: input '{info.name}' has shape {a.shape}, the model takes {info.shape}")
+            low = info.min_shape or info.shape
+            if a.ndim != len(info.shape) or any(not lo <= n <= hi for n, lo, hi in zip(a.shape, low, info.shape)):
+                takes = info.shape if low == info.shape else tuple(
+                    hi if lo == hi else f"{lo}..{hi}" for lo, hi in zip(low, info.shape))
+                raise ValueError(f"{self.name}: input '{info.name}' has shape {a.shape}, the model takes {takes}")
             arrays.append(np.ascontiguousarray(a))
         return arrays
 

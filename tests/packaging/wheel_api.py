@@ -99,4 +99,19 @@ check("external weights are read from beside the library",
 del net  # __del__ frees the context
 raises("a file not named libNAME.so needs name=", ValueError, "give name=NAME", kiln.load, files["header"])
 
+# A bounded symbolic dim: one library for every sequence length, outputs at the run's extents.
+bert = src / "models/dynamic/bert_seq"
+files = kiln.compile(bert / "model.onnx", work / "bert", dim="seq=1..256")
+net = kiln.load(files["shared"])
+check("input_min_dims and input_dims give the bounds", net.inputs[0].min_shape == (1, 1, 32) and
+      net.inputs[0].shape == (1, 256, 32), net.inputs[0])
+for seq in (16, 64):
+    inputs = [np.load(bert / f"input_{seq}_{k}.npy") for k in range(2)]
+    check(f"seq {seq}: the output matches ONNX Runtime's at its length",
+          close_to(net(*inputs), np.load(bert / f"expected_{seq}_0.npy"), 1e-4))
+raises("a length outside the bounds is refused", ValueError, "the model takes (1, '1..256', 32)", net,
+       np.zeros((1, 257, 32), np.float32), np.ones((1, 257), np.float32))
+raises("inputs disagreeing on a symbolic dim are refused", ValueError, "disagree on the symbolic dim 'seq'", net,
+       np.zeros((1, 16, 32), np.float32), np.ones((1, 17), np.float32))
+
 sys.exit(1 if failures else 0)
