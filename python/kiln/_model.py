@@ -26,12 +26,10 @@ _DTYPES = {
 
 class TensorInfo(NamedTuple):
     """An input or output as the library describes it. With bounded symbolic dims (kiln compile
-    --dim seq=1..256) `shape` holds their maxima and `min_shape` their minima; elsewhere the
-    two are equal."""
+    --dim seq=1..256) `shape` holds their maxima (Model.min_shapes has the inputs' minima)."""
     name: str
     dtype: np.dtype
     shape: tuple[int, ...]
-    min_shape: tuple[int, ...] | None = None
 
 
 class _Options(ctypes.Structure):  # NAME_options
@@ -93,8 +91,8 @@ class Model:
         self._output_shape = self._optional("output_shape", ctypes.POINTER(ctypes.c_int64),
                                             [ctypes.c_void_p, ctypes.c_size_t])
         min_dims = self._optional("input_min_dims", ctypes.POINTER(ctypes.c_int64), [ctypes.c_size_t])
-        if min_dims:
-            self.inputs = [i._replace(min_shape=tuple(min_dims(k)[d] for d in range(len(i.shape))))
+        # Each input's smallest extents: its shape, but for bounded symbolic dims.
+        self.min_shapes = [tuple(min_dims(k)[d] for d in range(len(i.shape))) if min_dims else i.shape
                            for k, i in enumerate(self.inputs)]
 
         if weights_path is None and (self.path.parent / f"{name}.weights").exists():
@@ -190,13 +188,12 @@ class Model:
         if missing:
             raise TypeError(f"{self.name}: missing input(s) {', '.join(missing)}")
         arrays = []
-        for info in self.inputs:
+        for info, low in zip(self.inputs, self.min_shapes):
             a = given[info.name]
             if not isinstance(a, np.ndarray):
                 a = np.asarray(a, dtype=info.dtype)
             if a.dtype != info.dtype:
                 raise TypeError(f"{self.name}: input '{info.name}' is {a.dtype}, the model takes {info.dtype}")
-            low = info.min_shape or info.shape
             if a.ndim != len(info.shape) or any(not lo <= n <= hi for n, lo, hi in zip(a.shape, low, info.shape)):
                 takes = info.shape if low == info.shape else tuple(
                     hi if lo == hi else f"{lo}..{hi}" for lo, hi in zip(low, info.shape))

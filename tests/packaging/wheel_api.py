@@ -103,8 +103,8 @@ raises("a file not named libNAME.so needs name=", ValueError, "give name=NAME", 
 bert = src / "models/dynamic/bert_seq"
 files = kiln.compile(bert / "model.onnx", work / "bert", dim="seq=1..256")
 net = kiln.load(files["shared"])
-check("input_min_dims and input_dims give the bounds", net.inputs[0].min_shape == (1, 1, 32) and
-      net.inputs[0].shape == (1, 256, 32), net.inputs[0])
+check("input_min_dims and input_dims give the bounds", net.min_shapes[0] == (1, 1, 32) and
+      net.inputs[0].shape == (1, 256, 32), (net.min_shapes, net.inputs))
 for seq in (16, 64):
     inputs = [np.load(bert / f"input_{seq}_{k}.npy") for k in range(2)]
     check(f"seq {seq}: the output matches ONNX Runtime's at its length",
