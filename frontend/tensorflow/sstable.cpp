@@ -28,8 +28,8 @@ struct BlockHandle {
 
 class TableReader {
  public:
-  TableReader(std::string_view table, const std::string& name, const SstableLimits& limits)
-      : table_(table), name_(name), limits_(limits) {}
+  TableReader(std::string_view table, const std::string& name, const SstableOptions& options)
+      : table_(table), name_(name), options_(options) {}
 
   std::vector<SstableEntry> read_all();
 
@@ -40,7 +40,7 @@ class TableReader {
 
   std::string_view table_;
   const std::string& name_;
-  SstableLimits limits_;
+  SstableOptions options_;
 };
 
 // A handle must leave room for its block's trailer before the footer; the sums cannot
@@ -76,7 +76,7 @@ std::string_view TableReader::block_contents(const BlockHandle& h, const std::st
   // The CRC covers the contents and the type byte.
   const uint32_t expected = unmask_crc(load_le32(start + h.size + 1));
   const uint32_t actual = crc32c(start, h.size + 1);
-  if (expected != actual) {
+  if (options_.verify_checksums && expected != actual) {
     fail("{}: {}: bad checksum (stored {:08x}, computed {:08x})", name_, what, expected, actual);
   }
   return table_.substr(h.offset, h.size);
@@ -122,9 +122,9 @@ std::vector<SstableEntry> TableReader::block_entries(std::string_view block,
           "(after {})",
           name_, what, entry_offset, shared, key.size(), quote_key(key));
     }
-    if (uint64_t{shared} + non_shared > limits_.max_key_bytes) {
+    if (uint64_t{shared} + non_shared > options_.max_key_bytes) {
       fail("{}: {}: entry at byte {}: key of {} bytes, more than the limit of {}", name_, what,
-           entry_offset, uint64_t{shared} + non_shared, limits_.max_key_bytes);
+           entry_offset, uint64_t{shared} + non_shared, options_.max_key_bytes);
     }
     if (next_restart < num_restarts) {
       const uint32_t restart = load_le32(base + entries_end + 4 * size_t{next_restart});
@@ -226,8 +226,8 @@ std::vector<SstableEntry> TableReader::read_all() {
 }  // namespace
 
 std::vector<SstableEntry> read_sstable(std::string_view table, const std::string& name,
-                                       const SstableLimits& limits) {
-  return TableReader(table, name, limits).read_all();
+                                       const SstableOptions& options) {
+  return TableReader(table, name, options).read_all();
 }
 
 std::string quote_key(std::string_view key) {

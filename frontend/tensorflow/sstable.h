@@ -15,10 +15,13 @@ struct SstableEntry {
   std::string value;
 };
 
-struct SstableLimits {
+struct SstableOptions {
   // Keys are rebuilt from prefix-compressed entries; a cap on their length keeps a small
   // hostile table from growing quadratically in memory.
   size_t max_key_bytes = 4096;
+  // As LevelDB's ReadOptions::verify_checksums: off only where the bytes were made to look
+  // like a table without their CRCs being right (fuzzing), so that the checks after them run.
+  bool verify_checksums = true;
 };
 
 // Every entry of the table, in key order (bytewise, strictly increasing). `name` is the file
@@ -26,7 +29,7 @@ struct SstableLimits {
 // (TensorFlow writes bundle indexes uncompressed). The metaindex block is bounds-checked but
 // not read: TensorFlow writes no filter blocks.
 std::vector<SstableEntry> read_sstable(std::string_view table, const std::string& name,
-                                       const SstableLimits& limits = {});
+                                       const SstableOptions& options = {});
 
 // Printable form of a key for error messages: non-printable bytes escaped, long keys cut.
 std::string quote_key(std::string_view key);

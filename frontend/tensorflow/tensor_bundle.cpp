@@ -105,7 +105,7 @@ TensorBundle::TensorBundle(const std::string& prefix, std::string index_bytes,
 
 void TensorBundle::read_index(const std::string& index_bytes) {
   const std::vector<SstableEntry> table =
-      read_sstable(index_bytes, index_path_, SstableLimits{limits_.max_name_length});
+      read_sstable(index_bytes, index_path_, SstableOptions{limits_.max_name_length});
   // The header's key "" sorts before every other key.
   if (table.empty() || !table.front().key.empty()) {
     fail("{}: no header entry (the empty key)", index_path_);

@@ -139,6 +139,18 @@ TEST_CASE("sstable: many keys over many blocks and restart points read back in o
   CHECK(read_sstable(table_of({}), "empty.index").empty());
 }
 
+TEST_CASE("sstable: verify_checksums off reads a block whose CRC is wrong") {
+  std::string table = table_of({{"a", "1"}, {"b", "2"}});
+  table[4] ^= 1;  // a byte of the value "1" in the data block at offset 0
+  CHECK_THROWS_WITH_AS(read_sstable(table, "t.index"),
+                       doctest::Contains("t.index: data block at offset 0: bad checksum"), Error);
+  SstableOptions options;
+  options.verify_checksums = false;
+  const auto entries = read_sstable(table, "t.index", options);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].value == "0");
+}
+
 TEST_CASE("bundle: float, double, int32, int64, bool, half, bfloat16 and uint8 round trip") {
   BundleWriter w;
   w.add<float>("f32", 1, {2, 3}, {1.5f, -2, 3, 4, 5, 6.25f});
