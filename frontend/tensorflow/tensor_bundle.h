@@ -69,7 +69,8 @@ class TensorBundle {
   int num_shards_ = 0;
   std::map<std::string, BundleEntry> entries_;
   bool in_memory_ = false;
-  // Shards by id, mapped (or, in memory, wrapped) on first use.
+  // Shards by id, mapped (or, in memory, wrapped) on first use: reading tensors from several
+  // threads at once needs a lock around the bundle.
   mutable std::vector<std::shared_ptr<const ir::Buffer>> shards_;
 };
 

@@ -129,7 +129,7 @@ TEST_CASE("bundle: string tensors, scalar and not, short and long") {
   check_refused([&] { b.tensor("words"); }, kIndex, "dtype DT_STRING is not a numeric tensor");
 }
 
-TEST_CASE("bundle: many keys across blocks; contains, keys and a missing key") {
+TEST_CASE("bundle: many keys across blocks, contains, keys and a missing key") {
   BundleWriter w;
   std::vector<std::string> expected;
   for (int i = 0; i < 200; ++i) {
