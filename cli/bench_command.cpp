@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_loader.h"
+#include "frontend/tensorflow/tf_importer.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "ir/error.h"
 #include "passes/precision.h"
@@ -31,6 +32,7 @@ namespace {
 struct BenchArgs {
   std::string model;
   std::string params;  // --params FILE.npz (StableHLO)
+  TensorFlowSelection tf;  // --signature, --input, --output
   std::string compiled;  // an OUTDIR of kiln compile, instead of compiling
   std::string against = "auto";
   std::vector<std::string> baseline_models;  // ENGINE=PATH
@@ -101,6 +103,7 @@ std::unique_ptr<ir::Graph> load_for_bench(const BenchArgs& args, int& batch, std
   load.dims = parse_dims(dims);
   load.input_shapes = args.input_shapes;
   load.params = args.params;
+  load.tf = args.tf;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
   if (graph->inputs().empty() || graph->inputs()[0]->shape().rank() == 0) {
     if (args.batch > 1) fail("--batch {}: the model's first input has no batch dimension", args.batch);
@@ -161,6 +164,9 @@ fs::path kiln_executable(const BenchArgs& args, const std::vector<std::string>& 
     for (const std::string& d : dims) argv.insert(argv.end(), {"--dim", d});
     for (const std::string& s : args.input_shapes) argv.insert(argv.end(), {"--input-shape", s});
     if (!args.params.empty()) argv.insert(argv.end(), {"--params", args.params});
+    if (args.tf.signature != "serving_default") argv.insert(argv.end(), {"--signature", args.tf.signature});
+    for (const std::string& s : args.tf.inputs) argv.insert(argv.end(), {"--input-node", s});
+    for (const std::string& s : args.tf.outputs) argv.insert(argv.end(), {"--output-node", s});
     if (!args.precision.empty()) argv.insert(argv.end(), {"--precision", args.precision});
     if (!args.calibration.empty()) argv.insert(argv.end(), {"--calibration", args.calibration});
     const auto t0 = std::chrono::steady_clock::now();
@@ -183,10 +189,13 @@ void add_baselines(const BenchArgs& args, const std::string& python, const std::
                    const fs::path& work, std::vector<EngineResult>& results, std::vector<EngineLaunch>& launches,
                    std::vector<std::string>& against) {
   const bool automatic = args.against == "auto";
-  // The model's own framework runs it as given: ONNX Runtime an .onnx model, PyTorch a TorchScript archive.
-  // A StableHLO model has no baseline yet (there is no JAX adapter).
+  // The model's own framework runs it as given: ONNX Runtime an .onnx model, PyTorch a TorchScript archive,
+  // TensorFlow a SavedModel. A StableHLO model or a frozen GraphDef has no baseline yet (no adapter).
   const ModelFormat format = model_format(args.model);
-  const std::string own = format == ModelFormat::Onnx ? "onnxruntime" : format == ModelFormat::StableHlo ? "none" : "torch";
+  const std::string own = format == ModelFormat::Onnx          ? "onnxruntime"
+                          : format == ModelFormat::StableHlo   ? "none"
+                          : format == ModelFormat::TensorFlow ? (frontend::is_saved_model_dir(args.model) ? "tensorflow" : "none")
+                                                               : "torch";
   against = automatic ? std::vector<std::string>{own} : split_list(args.against);
   std::map<std::string, std::string> models = {{own, args.model}};
   for (const std::string& spec : args.baseline_models) {
@@ -413,6 +422,7 @@ Command add_bench_command(CLI::App& app) {
                   "must match what it was compiled in");
   cmd->add_option("--calibration", args->calibration, "--precision int8: the calibration samples (as for kiln compile)");
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim seq=128 (repeatable)");
+  add_tensorflow_options(cmd, args->tf);
   cmd->add_option("--params", args->params,
                   "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--rounds", args->rounds, "rounds; each runs every engine in turn")->capture_default_str();

@@ -46,6 +46,7 @@ namespace {
 struct CompileArgs {
   std::string model;
   std::string params;  // --params FILE.npz (StableHLO)
+  TensorFlowSelection tf;  // --signature, --input, --output
   std::string out_dir;
   std::string emit = "exe";  // the weights once: lib, shared and source on request
   std::string name;
@@ -378,6 +379,7 @@ int run_compile(const CompileArgs& args) {
     load.allow_dim_ranges = true;
     load.input_shapes = args.input_shapes;
     load.params = args.params;
+    load.tf = args.tf;
     load.pipeline = args.pipeline;
     load.limits = args.limits;
     load.precision = args.precision.precision;
@@ -442,6 +444,7 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")
       ->capture_default_str();
+  add_tensorflow_options(cmd, args->tf);
   cmd->add_option("--params", args->params,
                   "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_option("--input-shape", args->input_shapes,

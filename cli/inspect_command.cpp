@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/limits_options.h"
 #include "cli/model_loader.h"
+#include "frontend/tensorflow/tf_importer.h"
 #include "cli/pipeline_options.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "frontend/onnx/onnx_importer.h"
@@ -26,6 +27,7 @@ struct InspectArgs {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   std::string params;                 // --params FILE.npz (StableHLO)
+  TensorFlowSelection tf;  // --signature, --input, --output
   bool plan = false;                  // --plan: per-pass node counts and the memory plan
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
   codegen::cpp::EmitOptions emit;    // --conv-algo, for --plan's memory plan
@@ -69,11 +71,13 @@ Report inspect(const InspectArgs& args) {
   if (model_format(args.model) == ModelFormat::Onnx) {
     graph = frontend::import_onnx(args.model, options, &info);
   } else {
-    graph = import_model(args.model, args.limits, args.input_shapes, {}, args.params);
+    graph = import_model(args.model, args.limits, args.input_shapes, {}, args.params, args.tf);
     const ModelFormat format = model_format(args.model);
     info.producer = format == ModelFormat::TorchExport ? "torch.export program"
                     : format == ModelFormat::StableHlo ? "StableHLO text"
-                                                       : "TorchScript archive";
+                    : format == ModelFormat::TensorFlow ? (frontend::is_saved_model_dir(args.model) ? "TensorFlow SavedModel"
+                                                                                                    : "TensorFlow GraphDef")
+                                                        : "TorchScript archive";
     for (const auto& n : graph->nodes()) info.op_histogram[n->op()]++;
   }
   r.ir_version = info.ir_version;
@@ -195,6 +199,7 @@ Command add_inspect_command(CLI::App& app) {
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; needed for TorchScript archives)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims,
                   "give a symbolic dim a value, --dim batch=1, or bounds, --dim seq=1..256 (as kiln compile takes them)");
+  add_tensorflow_options(cmd, args->tf);
   cmd->add_option("--params", args->params,
                   "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   return {cmd, [args] {

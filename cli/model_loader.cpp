@@ -8,6 +8,7 @@
 
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/stablehlo/stablehlo_importer.h"
+#include "frontend/tensorflow/tf_importer.h"
 #include "frontend/torch_export/pt2_importer.h"
 #include "frontend/torchscript/torchscript_importer.h"
 #include "ir/error.h"
@@ -110,6 +111,7 @@ ModelFormat model_format(const std::string& path) {
   // A zip archive is PyTorch's (an ONNX model is a bare protobuf and never starts with "PK"):
   // its frontend then gives the archive's own errors, a broken zip included.
   if (frontend::is_stablehlo_file(path)) return ModelFormat::StableHlo;
+  if (frontend::is_saved_model_dir(path) || frontend::is_graphdef_file(path)) return ModelFormat::TensorFlow;
   std::ifstream in(path, std::ios::binary);
   char magic[2] = {};
   if (in.read(magic, 2) && magic[0] == 'P' && magic[1] == 'K')
@@ -119,15 +121,18 @@ ModelFormat model_format(const std::string& path) {
 
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,
-                                        const std::map<std::string, int64_t>& dims, const std::string& params) {
+                                        const std::map<std::string, int64_t>& dims, const std::string& params,
+                                        const TensorFlowSelection& tf) {
   std::vector<frontend::torchscript::InputSpec> specs;
   for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
   const ModelFormat format = model_format(path);
   for (const auto& spec : specs)
-    if (!spec.ranges.empty() && format != ModelFormat::Onnx)
-      fail("{}: --input-shape with MIN..MAX bounds applies to ONNX models (use --dim NAME=MIN..MAX)", path);
+    if (!spec.ranges.empty() && format != ModelFormat::Onnx && format != ModelFormat::TensorFlow)
+      fail("{}: --input-shape with MIN..MAX bounds applies to ONNX and TensorFlow models (use --dim NAME=MIN..MAX)", path);
   if (!params.empty() && format != ModelFormat::StableHlo)
     fail("{}: --params applies to StableHLO (.mlir) models only", path);
+  if (format != ModelFormat::TensorFlow && (!tf.inputs.empty() || !tf.outputs.empty() || tf.signature != "serving_default"))
+    fail("{}: --signature, --input-node and --output-node apply to TensorFlow models only", path);
   switch (format) {
     case ModelFormat::TorchScript: {
       frontend::TorchScriptImportOptions options;
@@ -150,6 +155,16 @@ std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend:
       apply_input_shapes(*graph, path, specs);  // only checks: StableHLO shapes are static
       return graph;
     }
+    case ModelFormat::TensorFlow: {
+      frontend::TensorFlowImportOptions options;
+      options.limits = limits;
+      options.signature = tf.signature;
+      options.inputs = tf.inputs;
+      options.outputs = tf.outputs;
+      auto graph = frontend::import_tensorflow(path, options);
+      apply_input_shapes(*graph, path, specs);
+      return graph;
+    }
     case ModelFormat::Onnx: break;
   }
   frontend::OnnxImportOptions import;
@@ -163,10 +178,12 @@ std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions
                                       PhaseTimer& timer) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail("{}: no such file", path);
-  if (std::filesystem::is_directory(path, ec))
-    fail("{}: is a directory (expected an .onnx model, a PyTorch .pt/.pt2 archive or StableHLO .mlir text)", path);
-  std::unique_ptr<ir::Graph> graph =
-      timer.phase("import", [&] { return import_model(path, options.limits, options.input_shapes, options.dims, options.params); });
+  if (std::filesystem::is_directory(path, ec) && !frontend::is_saved_model_dir(path))
+    fail("{}: is a directory without saved_model.pb (expected an .onnx model, a PyTorch .pt/.pt2 archive, StableHLO "
+         ".mlir text, or a TensorFlow SavedModel directory)", path);
+  std::unique_ptr<ir::Graph> graph = timer.phase("import", [&] {
+    return import_model(path, options.limits, options.input_shapes, options.dims, options.params, options.tf);
+  });
   try {
     if (!options.dims.empty()) passes::bind_dims(*graph, options.dims);
     if (!graph->dim_ranges().empty() && !options.allow_dim_ranges)
@@ -232,6 +249,14 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs,
     (*ranges)[name] = r;
   }
   return dims;
+}
+
+void add_tensorflow_options(CLI::App* cmd, TensorFlowSelection& tf) {
+  cmd->add_option("--signature", tf.signature, "TensorFlow SavedModels: the signature to compile")->capture_default_str();
+  cmd->add_option("--input-node", tf.inputs,
+                  "frozen TensorFlow GraphDefs: a Placeholder that is an input (repeatable; default: every Placeholder)");
+  cmd->add_option("--output-node", tf.outputs,
+                  "frozen TensorFlow GraphDefs: an output tensor, NODE or NODE:K (repeatable; default: the nodes nobody reads)");
 }
 
 ir::Tensor load_tensor_file(const std::string& path, const frontend::ImportLimits& limits) {

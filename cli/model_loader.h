@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/phase_timer.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
@@ -29,12 +31,21 @@ struct StaticQuantization {
   bool reduced_range_dense_convs = false;         // --weight-range reduced
 };
 
+// Which part of a TensorFlow model to compile: a SavedModel's signature, a frozen GraphDef's
+// input Placeholders and output tensors.
+struct TensorFlowSelection {
+  std::string signature = "serving_default";  // --signature
+  std::vector<std::string> inputs;             // --input-node NAME (repeatable)
+  std::vector<std::string> outputs;            // --output-node NAME[:K] (repeatable)
+};
+
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   ir::DimRanges dim_ranges;             // --dim NAME=MIN..MAX[@OPT] (kiln compile)
   bool allow_dim_ranges = false;        // bounded dims (--input-shape NAME=1..8,...) are accepted
   std::vector<std::string> input_shapes;  // --input-shape [NAME=]D0,D1,...[:DTYPE]
   std::string params;                   // --params FILE.npz (StableHLO: values of @main's arguments)
+  TensorFlowSelection tf;               // --signature, --input-node, --output-node (TensorFlow)
   bool optimize = true;                 // run the default pipeline after import
   passes::PipelineOptions pipeline;
   frontend::ImportLimits limits;        // --max-* (cli/limits_options.h)
@@ -44,16 +55,20 @@ struct LoadOptions {
   StaticQuantization* int8 = nullptr;
 };
 
-enum class ModelFormat { Onnx, TorchScript, TorchExport, StableHlo };
+enum class ModelFormat { Onnx, TorchScript, TorchExport, StableHlo, TensorFlow };
 // The format of the model at `path`, from its contents: a zip archive is PyTorch's, a
 // torch.export program when it holds one, else TorchScript; MLIR text (a .mlir file, or text
-// that starts with `module`) is JAX's StableHLO; anything else is ONNX.
+// that starts with `module`) is JAX's StableHLO; a directory with saved_model.pb, or a .pb
+// GraphDef, is TensorFlow's; anything else is ONNX.
 ModelFormat model_format(const std::string& path);
 // Imports `path` with the frontend for its format, applying --input-shape; no passes run.
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,
                                         const std::map<std::string, int64_t>& dims = {},
-                                        const std::string& params = "");
+                                        const std::string& params = "", const TensorFlowSelection& tf = {});
+
+// Adds --signature, --input-node and --output-node (TensorFlow models) to `cmd`.
+void add_tensorflow_options(CLI::App* cmd, TensorFlowSelection& tf);
 
 // Imports `path`; errors name the file. Returns a verified graph with types inferred.
 std::unique_ptr<ir::Graph> load_model(const std::string& path, const LoadOptions& options,

@@ -30,6 +30,7 @@ struct RunArgs {
   std::vector<std::string> dims;
   std::vector<std::string> input_shapes;
   std::string params;
+  TensorFlowSelection tf;  // --signature, --input, --output
   bool verbose = false;
   frontend::ImportLimits limits;
 };
@@ -49,6 +50,7 @@ int run_model(const RunArgs& args) {
   load.dims = parse_dims(args.dims);
   load.input_shapes = args.input_shapes;
   load.params = args.params;
+  load.tf = args.tf;
   load.optimize = false;  // the interpreter runs the model as imported
   load.limits = args.limits;
   std::unique_ptr<ir::Graph> graph = load_model(args.model, load, timer);
@@ -109,6 +111,7 @@ Command add_run_command(CLI::App& app) {
                   "an input's shape, [NAME=]D0,D1,...[:DTYPE] (repeatable; unnamed ones in input order; needed for "
                   "TorchScript archives, which record none)")->allow_extra_args(false);
   cmd->add_option("--dim", args->dims, "give a symbolic dim a value, e.g. --dim batch=1");
+  add_tensorflow_options(cmd, args->tf);
   cmd->add_option("--params", args->params,
                   "StableHLO (.mlir) models: an .npz with values for arguments of @main, by index (arg0, arg1, ...) or by the name JAX gives them with as_text(debug_info=True); the other arguments are the inputs");
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time");
