@@ -52,6 +52,14 @@ bool is_identity(const Perm& p) {
   return true;
 }
 
+// The perm of Transpose(Transpose(x, p), q): empty when the ranks differ.
+Perm compose(const Perm& p, const Perm& q) {
+  if (p.size() != q.size()) return {};
+  Perm composed(q.size());
+  for (size_t i = 0; i < q.size(); ++i) composed[i] = p[static_cast<size_t>(q[i])];
+  return composed;
+}
+
 // How an op is rewritten to read the untransposed tensor.
 enum class Kind { None, Elementwise, Concat, Softmax, Reduce, Pad };
 
@@ -126,15 +134,22 @@ class Region {
     }
   }
 
-  // Transposes removed minus Transposes added, once the region is rewritten.
+  // Transposes removed minus Transposes added, once the region is rewritten: the sources that
+  // only the region and Transposes read, and the Transposes reading the region's values that
+  // compose into nothing, go; a Transpose comes after each region op whose result is read
+  // outside the region by another op or is a graph output.
   int gain() const {
     int removed = 0, added = 0;
-    for (const ir::Node* s : sources_)
+    for (const ir::Node* s : sources_) {
       if (!graph_.is_graph_output(s->output(0)) && only_region_or_transposes(s->output(0))) ++removed;
+      removed += cancelling_readers(s->output(0), perm_);
+    }
     for (const ir::Node* o : ops_) {
-      if (!output_perm(*o)) continue;
+      const std::optional<Perm> p = output_perm(*o);
+      if (!p) continue;
       const ir::Value* w = o->output(0);
       if (graph_.is_graph_output(w) || !only_region_or_transposes(w)) ++added;
+      removed += cancelling_readers(w, *p);
     }
     return removed - added;
   }
@@ -245,6 +260,17 @@ class Region {
       q[j] = std::lower_bound(sorted.begin(), sorted.end(), kept[j]) - sorted.begin();
     if (is_identity(q)) return std::nullopt;
     return q;
+  }
+
+  // How many Transposes read `v`, which becomes the Transpose by `p` of a value, and undo `p`.
+  static int cancelling_readers(const ir::Value* v, const Perm& p) {
+    int n = 0;
+    for (const ir::Node* r : v->users())
+      if (r->op() == "Transpose") {
+        const Perm composed = compose(p, perm_of(*r));
+        n += !composed.empty() && is_identity(composed);
+      }
+    return n;
   }
 
   bool only_region_or_transposes(const ir::Value* v) const {
@@ -367,10 +393,8 @@ class Region {
     const std::vector<ir::Node*> readers = t.output(0)->users();
     for (ir::Node* r : readers) {
       if (r->op() != "Transpose") continue;
-      const Perm q = perm_of(*r);
-      if (q.size() != p.size()) continue;
-      Perm composed(q.size());
-      for (size_t i = 0; i < q.size(); ++i) composed[i] = p[static_cast<size_t>(q[i])];
+      const Perm composed = compose(p, perm_of(*r));
+      if (composed.empty()) continue;
       ir::Value* out = r->output(0);
       ir::Node* replaced = nullptr;
       if (!is_identity(composed)) {
