@@ -25,6 +25,7 @@ size_t OpDef::max_inputs() const {
 
 void Registry::add(OpDef def) {
   if (ops_.count(def.name)) fail("op '{}' registered twice", def.name);
+  if (!def.scalar_expr.empty()) def.elementwise = true;
   std::string name = def.name;
   ops_.emplace(std::move(name), std::move(def));
 }

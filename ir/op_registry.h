@@ -66,6 +66,11 @@ struct OpDef {
   // Accepts the storage-only dtypes (float8, float4, int4, int2...; ir/dtype.h) on its inputs
   // and outputs. Ops without it are refused them by infer_node, so their code never sees one.
   bool storage_dtypes = false;
+  // Each output element is computed from the input elements at the same index, the inputs
+  // broadcast numpy-style, and no attribute names an axis: a Transpose commutes with the op
+  // (passes/sink_transposes.cpp). The registry sets it for every op with a scalar_expr; the
+  // variadic ops, Clip, Cast and Identity set it themselves.
+  bool elementwise = false;
 
   size_t min_inputs() const;
   size_t max_inputs() const;  // SIZE_MAX when variadic

@@ -38,7 +38,11 @@ std::vector<std::string> pipeline_for_level(int level) {
   if (level < 0 || level > 2) fail("-O{}: unknown optimization level (expected 0, 1 or 2)", level);
   // Before fold_constants turns the weights' DequantizeLinear into f32 constants.
   p.insert(p.begin(), "fuse_qdq");
-  for (const char* name : {"eliminate_identities", "eliminate_common_subexpressions",
+  // sink_transposes once, after the first fold_constants (the biases it transposes are folded
+  // constants by then) and before fold_transposes, which cancels what it leaves adjacent. No
+  // later pass makes Transposes it could move (recognize_attention's are read by Attention) or
+  // the constants it needs, so it need not run again.
+  for (const char* name : {"eliminate_identities", "eliminate_common_subexpressions", "sink_transposes",
                            "fold_transposes", "fold_batch_norm", "fold_constants",
                            "eliminate_dead_code"})
     p.push_back(name);

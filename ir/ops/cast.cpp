@@ -98,6 +98,7 @@ void register_cast_ops(Registry& r) {
           },
       .cost = cast_cost,
       .storage_dtypes = true,
+      .elementwise = true,
   });
   r.add(OpDef{
       .name = "CastLike",

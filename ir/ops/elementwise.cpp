@@ -154,6 +154,7 @@ void register_clip(Registry& r) {
             });
           },
       .cost = elementwise_cost,
+      .elementwise = true,
   });
 }
 

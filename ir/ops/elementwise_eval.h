@@ -296,4 +296,5 @@ void eval_variadic(std::span<const Tensor* const> in, std::vector<Tensor>& out, 
                 []<class T>(T x, [[maybe_unused]] int64_t n) { return FINISH; });               \
           },                                                                                    \
       .cost = elementwise_cost,                                                                 \
+      .elementwise = true,                                                                      \
   });

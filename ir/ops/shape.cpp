@@ -352,6 +352,7 @@ void register_shape_ops(Registry& r) {
       .infer = [](Node& n) { n.output(0)->set_type(n.input(0)->dtype(), n.input(0)->shape()); },
       .eval = [](const Node&, std::span<const Tensor* const> in,
                  std::vector<Tensor>& out) { out[0] = *in[0]; },
+      .elementwise = true,
   });
   r.add(OpDef{
       .name = "Constant",

@@ -11,6 +11,7 @@
 
 #include "codegen/cpp/cpp_backend.h"
 #include "frontend/onnx/onnx_importer.h"
+#include "frontend/stablehlo/stablehlo_importer.h"
 #include "ir/interpreter.h"
 #include "ir/op_registry.h"
 #include "ir/printer.h"
@@ -257,6 +258,24 @@ TEST_CASE("differential: every model in models/ through the pipeline, pass by pa
     ++models;
   }
   CHECK(models >= 3);
+}
+
+// The StableHLO frontend wraps each NHWC convolution and pool in Transposes to NCHW and back;
+// sink_transposes moves the ones after each layer past its bias Add and Relu (Max with 0) to the
+// next layer's, where they cancel. What stays: the NHWC image to NCHW before the first
+// convolution, and NCHW back to NHWC before the classifier's flatten (a Reshape).
+TEST_CASE("differential: the JAX CNN (NHWC) keeps only the Transposes at its input and before the flatten") {
+  const std::string path = std::string(KILN_MODELS_DIR) + "/jax/cnn/model.mlir";
+  auto g = kiln::frontend::import_stablehlo(path);
+  auto count = [&] {
+    int n = 0;
+    for (const auto& node : g->nodes()) n += node->op() == "Transpose";
+    return n;
+  };
+  CHECK(count() == 13);  // as imported: 3 convolutions and 2 pools each between two, 3 of weights
+  std::map<std::string, int> ops = check_pipeline(*g, path);
+  CHECK(ops["Transpose"] == 2);
+  CHECK(ops["kiln.FusedConv"] + ops["kiln.ConvNchwc"] == 3);
 }
 
 TEST_CASE("differential: seeded random graphs through the pipeline, pass by pass") {

@@ -99,6 +99,7 @@ TEST_CASE("fold_constants") { run_file("fold_constants"); }
 TEST_CASE("eliminate_dead_code") { run_file("eliminate_dead_code"); }
 TEST_CASE("eliminate_identities") { run_file("eliminate_identities"); }
 TEST_CASE("eliminate_common_subexpressions") { run_file("eliminate_common_subexpressions"); }
+TEST_CASE("sink_transposes") { run_file("sink_transposes"); }
 TEST_CASE("fold_transposes") { run_file("fold_transposes"); }
 TEST_CASE("fold_batch_norm") { run_file("fold_batch_norm"); }
 TEST_CASE("recognize_layer_norm") { run_file("recognize_layer_norm"); }
