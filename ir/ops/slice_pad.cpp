@@ -113,11 +113,19 @@ void infer_pad(Node& node) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     fail("{}: mode '{}' is not one of constant, reflect, edge, wrap", node.describe(), mode);
   const Shape& s = node.input(0)->shape();
-  std::optional<std::vector<std::vector<int64_t>>> t =
-      s.is_static() ? pad_tables(node, s.values()) : std::nullopt;
   std::vector<Dim> dims = unknown_dims(s.rank());
-  if (t)
-    for (size_t d = 0; d < dims.size(); ++d) dims[d] = Dim(static_cast<int64_t>((*t)[d].size()));
+  if (s.is_static()) {
+    if (auto t = pad_tables(node, s.values()))
+      for (size_t d = 0; d < dims.size(); ++d) dims[d] = Dim(static_cast<int64_t>((*t)[d].size()));
+  } else if (auto amounts = pad_amounts(node, s.rank())) {
+    // Symbolic dims grow by their constant pads (a batch dim that is not padded stays itself).
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const int64_t change = amounts->first[d] + amounts->second[d];
+      dims[d] = change >= 0 ? s[d] + Dim(change) : s[d] - Dim(-change);
+      if (dims[d].is_static() && dims[d].value() < 0)
+        fail("{}: pads remove more than dim {} of {} holds", node.describe(), d, s.str());
+    }
+  }
   node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
 }
 
@@ -405,7 +413,15 @@ StridedView depth_space_view(const Node& node, const std::vector<int64_t>& x) {
 std::optional<std::vector<std::vector<int64_t>>> pad_tables(const Node& node,
                                                             const std::vector<int64_t>& in_dims,
                                                             std::span<const Tensor* const> in) {
-  const int64_t rank = static_cast<int64_t>(in_dims.size());
+  std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> amounts =
+      pad_amounts(node, in_dims.size(), in);
+  if (!amounts) return std::nullopt;
+  return pad_tables_for(node, in_dims, amounts->first, amounts->second, node.s("mode"));
+}
+
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pad_amounts(const Node& node, size_t rank_,
+                                                                                std::span<const Tensor* const> in) {
+  const int64_t rank = static_cast<int64_t>(rank_);
   bool kp, ka;
   const Tensor* tp = input_value(node, 1, in, kp);
   const Tensor* ta = input_value(node, 3, in, ka);
@@ -419,12 +435,12 @@ std::optional<std::vector<std::vector<int64_t>>> pad_tables(const Node& node,
   if (pads.size() != 2 * axes.size())
     fail("{}: pads {} must have 2 values for each of the {} axes", node.describe(), ints_str(pads),
          axes.size());
-  std::vector<int64_t> begin(in_dims.size(), 0), end(in_dims.size(), 0);
+  std::vector<int64_t> begin(rank_, 0), end(rank_, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     begin[axes[i]] = pads[i];
     end[axes[i]] = pads[i + axes.size()];
   }
-  return pad_tables_for(node, in_dims, begin, end, node.s("mode"));
+  return std::pair{begin, end};
 }
 
 std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::vector<int64_t>& in_dims,

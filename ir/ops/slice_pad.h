@@ -40,6 +40,11 @@ StridedView depth_space_view(const Node& node, const std::vector<int64_t>& in_di
 std::optional<std::vector<std::vector<int64_t>>> pad_tables(
     const Node& node, const std::vector<int64_t>& in_dims, std::span<const Tensor* const> in = {});
 
+// Pad's begin and end amounts per dim of a rank-`rank` input, from its pads and axes (constant
+// inputs, or `in`); nullopt when they are not known.
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pad_amounts(
+    const Node& node, size_t rank, std::span<const Tensor* const> in = {});
+
 // The same for explicit begin and end pads (negative ones crop) and a Pad mode.
 std::vector<std::vector<int64_t>> pad_tables_for(const Node& node, const std::vector<int64_t>& in_dims,
                                                  const std::vector<int64_t>& begin,
