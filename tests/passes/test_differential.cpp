@@ -12,6 +12,7 @@
 #include "codegen/cpp/cpp_backend.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/stablehlo/stablehlo_importer.h"
+#include "frontend/tensorflow/tf_importer.h"
 #include "ir/interpreter.h"
 #include "ir/op_registry.h"
 #include "ir/printer.h"
@@ -276,6 +277,20 @@ TEST_CASE("differential: the JAX CNN (NHWC) keeps only the Transposes at its inp
   std::map<std::string, int> ops = check_pipeline(*g, path);
   CHECK(ops["Transpose"] == 2);
   CHECK(ops["kiln.FusedConv"] + ops["kiln.ConvNchwc"] == 3);
+}
+
+// The TensorFlow frontend does the same for Conv2D, DepthwiseConv2dNative, MaxPool and AvgPool;
+// the BiasAdds, Relu, Relu6, the BatchNorm's Mul and Add, ZeroPadding2D's Pad between them and
+// the global average pool's Mean come to read NCHW values. Only the image's Transpose stays.
+TEST_CASE("differential: the TensorFlow CNN (NHWC) keeps only the Transpose at its input") {
+  const std::string path = std::string(KILN_MODELS_DIR) + "/tensorflow/cnn/saved_model";
+  auto g = kiln::frontend::import_tensorflow(path);
+  kiln::passes::bind_dims(*g, {{"batch", 2}});
+  int imported = 0;
+  for (const auto& node : g->nodes()) imported += node->op() == "Transpose";
+  CHECK(imported == 13);  // 3 convolutions and 2 pools between two each, 3 of weights
+  std::map<std::string, int> ops = check_pipeline(*g, path);
+  CHECK(ops["Transpose"] == 1);
 }
 
 TEST_CASE("differential: seeded random graphs through the pipeline, pass by pass") {
