@@ -120,8 +120,8 @@ class Region {
  public:
   Region(ir::Graph& graph, Perm perm) : graph_(graph), perm_(std::move(perm)) {}
 
-  void grow_from(ir::Node* seed) {
-    add_source(seed);
+  void grow_from(const std::vector<ir::Node*>& seeds) {
+    for (ir::Node* seed : seeds) add_source(seed);
     for (bool changed = true; changed;) {
       changed = false;
       const std::vector<const ir::Value*> values(layout_order_.begin(), layout_order_.end());
@@ -421,16 +421,29 @@ class Region {
 };
 
 // Grows a region from each Transpose in turn and rewrites the first that gains; false when none does.
+// The region first grows from every Transpose of the same perm at once: a residual network's
+// Add reads two branches that each start at their own Transpose (the block's last convolution,
+// and the shortcut or the previous block's output), so no single one of them reaches it with
+// both inputs in the layout. Where the whole set gains nothing, each Transpose is tried alone,
+// and so is every Transpose whose perm is its own inverse: there the set holds both the
+// Transposes into a layout and those back out of it, and one region cannot tell them apart.
 bool sink_one_region(ir::Graph& graph) {
   for (const auto& n : graph.nodes()) {
     if (n->op() != "Transpose" || graph.is_graph_output(n->output(0))) continue;
     Perm p = perm_of(*n);
     if (p.empty() || is_identity(p)) continue;
-    Region region(graph, std::move(p));
-    region.grow_from(n.get());
-    if (region.gain() <= 0) continue;
-    region.rewrite();
-    return true;
+    std::vector<ir::Node*> same;
+    if (!is_identity(compose(p, p)))
+      for (const auto& m : graph.nodes())
+        if (m->op() == "Transpose" && !graph.is_graph_output(m->output(0)) && perm_of(*m) == p) same.push_back(m.get());
+    for (const std::vector<ir::Node*>& seeds : {same, std::vector<ir::Node*>{n.get()}}) {
+      if (seeds.empty()) continue;
+      Region region(graph, p);
+      region.grow_from(seeds);
+      if (region.gain() <= 0) continue;
+      region.rewrite();
+      return true;
+    }
   }
   return false;
 }
