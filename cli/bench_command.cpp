@@ -156,7 +156,7 @@ std::string compiled_precision(const fs::path& exe, const fs::path& work) {
 // Compiles the model (or takes --compiled) and fills kiln's compile figures.
 fs::path kiln_executable(const BenchArgs& args, const std::vector<std::string>& dims, const fs::path& work,
                          EngineResult& kiln) {
-  const std::string name = codegen::cpp::c_identifier(fs::path(args.model).stem().string());
+  const std::string name = codegen::cpp::c_identifier(model_stem(args.model));
   fs::path dir = args.compiled.empty() ? work / "compiled" : fs::path(args.compiled);
   if (args.compiled.empty()) {
     fmt::print(stderr, "kiln bench: compiling {}\n", args.model);
@@ -342,7 +342,7 @@ int run_bench(const BenchArgs& args) {
   report.kiln_version = KILN_VERSION_STRING;
   report.created = now_utc();
   report.model_path = args.model;
-  report.model_name = fs::path(args.model).stem().string();
+  report.model_name = model_stem(args.model);
   if (report.model_name == "model") report.model_name = fs::path(args.model).parent_path().filename().string();
   report.cpu = cpu_name();
   report.cores = static_cast<int>(std::thread::hardware_concurrency());

@@ -212,7 +212,7 @@ void report_precision(const CompileArgs& args, const LoadOptions& load, const ir
 // The model's name: --name, else the model file's stem, made a C identifier; one that
 // would break NAME.h (a C/C++ keyword) is refused before any work is done.
 std::string model_name(const CompileArgs& args) {
-  const std::string id = codegen::cpp::c_identifier(args.name.empty() ? fs::path(args.model).stem().string() : args.name);
+  const std::string id = codegen::cpp::c_identifier(args.name.empty() ? model_stem(args.model) : args.name);
   if (codegen::cpp::is_reserved_name(id)) {
     if (!args.name.empty())
       fail("--name {}: '{}' is a C/C++ keyword or standard macro and cannot name the API ({}_create, class "

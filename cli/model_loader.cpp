@@ -251,6 +251,17 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs,
   return dims;
 }
 
+std::string model_stem(const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();  // "dir/"
+  if (!frontend::is_saved_model_dir(path)) return p.stem().string();
+  std::filesystem::path abs = std::filesystem::absolute(p).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();
+  if (abs.filename() == "saved_model" && abs.has_parent_path() && !abs.parent_path().filename().empty())
+    return abs.parent_path().filename().string();
+  return abs.filename().string();
+}
+
 void add_tensorflow_options(CLI::App* cmd, TensorFlowSelection& tf) {
   cmd->add_option("--signature", tf.signature, "TensorFlow SavedModels: the signature to compile")->capture_default_str();
   cmd->add_option("--input-node", tf.inputs,

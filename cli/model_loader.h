@@ -67,6 +67,10 @@ std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend:
                                         const std::map<std::string, int64_t>& dims = {},
                                         const std::string& params = "", const TensorFlowSelection& tf = {});
 
+// A name for the model at `path`: the file's stem, or a SavedModel directory's name (its
+// parent's when it is called saved_model, as TensorFlow's examples call it).
+std::string model_stem(const std::string& path);
+
 // Adds --signature, --input-node and --output-node (TensorFlow models) to `cmd`.
 void add_tensorflow_options(CLI::App* cmd, TensorFlowSelection& tf);
 
