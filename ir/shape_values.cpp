@@ -92,6 +92,17 @@ std::optional<std::vector<Dim>> computed(const Node& node) {
     return std::vector<Dim>(data->begin() + s, data->begin() + std::max(s, e));
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(node);
+  if (op == "ReduceProd") {  // the element count of some dims (TensorFlow's Tensordot reshapes by it)
+    std::optional<std::vector<Dim>> data = shape_value_of(node.input(0));
+    if (!data) return std::nullopt;
+    if (node.has_input(1)) {
+      std::optional<std::vector<int64_t>> axes = constant_ints(node.input(1));
+      if (!axes || (!axes->empty() && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)))) return std::nullopt;
+    }
+    Dim product(1);
+    for (const Dim& d : *data) product = product * d;
+    return std::vector<Dim>{product};
+  }
   return std::nullopt;
 }
 

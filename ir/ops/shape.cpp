@@ -175,6 +175,13 @@ void infer_reshape(Node& node) {
   Shape out = shape    ? reshape_output(node, node.input(0)->shape(), *shape)
               : target ? Shape(reshape_dims(node, node.input(0)->shape(), *target))
                        : unknown_dims(int_list_length(node, 1));
+  // A constant target whose -1 stands for symbolic dims ([batch,8,16] to [-1,8,2,8]): the -1 is
+  // the input's element count divided by the rest, where that divides exactly (batch).
+  if (shape && !out.is_known() && node.input(0)->shape().is_known()) {
+    std::vector<Dim> dims;
+    for (int64_t d : *shape) dims.push_back(d == -1 ? Dim::unknown() : Dim(d));
+    out = Shape(reshape_dims(node, node.input(0)->shape(), dims));
+  }
   node.output(0)->set_type(node.input(0)->dtype(), std::move(out));
 }
 

@@ -66,11 +66,13 @@ TEST_CASE("Reshape shape rule: symbolic dims, unknown shapes, errors") {
   Value* x = t.input("x", DType::F32, sym({Dim::symbol("N"), 3, 4}));
   CHECK(infer(t.node("Reshape", {x, t.constant("a", i64s({0, -1}))})) ==
         sym({Dim::symbol("N"), 12}));
+  // The -1 is the input's element count (N*12) divided by the rest, wherever N ends up.
   CHECK(infer(t.node("Reshape", {x, t.constant("b", i64s({-1, 2, 6}))})) ==
-        sym({Dim::unknown(), 2, 6}));
-  // N does not cancel here, so the -1 stays unknown.
+        sym({Dim::symbol("N"), 2, 6}));
   CHECK(infer(t.node("Reshape", {x, t.constant("c", i64s({2, 0, 2, -1}))})) ==
-        sym({2, 3, 2, Dim::unknown()}));
+        sym({2, 3, 2, Dim::symbol("N")}));
+  // Where the rest does not divide it, the -1 stays unknown.
+  CHECK(infer(t.node("Reshape", {x, t.constant("g", i64s({-1, 5, 0}))})) == sym({Dim::unknown(), 5, 4}));
   Value* dynamic = t.input("d", DType::I64, Shape{2});
   CHECK(infer(t.node("Reshape", {x, dynamic})) == sym({Dim::unknown(), Dim::unknown()}));
 
