@@ -10,14 +10,13 @@ output within 1e-4 of the reference's scale, as tests/e2e/torch_models.py checks
 models. A symbolic batch (Keras exports a batch of None) is bound to the inputs' with --dim.
 """
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_models import compare, input_files, run  # noqa: E402
+from torch_models import check_run_and_exe, input_files, main  # noqa: E402
 
 
 def model_args(folder):
@@ -38,49 +37,13 @@ def model_args(folder):
 
 
 def check_model(kiln, folder, work, compile_too):
-    name = os.path.basename(folder.rstrip("/"))
-    inputs = input_files(folder)
-    batch = np.load(inputs[0]).shape[0] if inputs and np.load(inputs[0]).ndim else 1
     model, *options = model_args(folder)
+    inputs = input_files(folder)
     if "[batch," in subprocess.run([kiln, "inspect", model, *options], capture_output=True, text=True).stdout:
+        batch = np.load(inputs[0]).shape[0] if inputs and np.load(inputs[0]).ndim else 1
         options += ["--dim", f"batch={batch}"]
-    out = os.path.join(work, name, "interp")
-    # The options after the inputs: --input-node and --dim take several values.
-    if not run([kiln, "run", model, *inputs, *options, "-o", out], out + ".log"):
-        print(f"FAIL {name}: kiln run")
-        return False
-    ok = compare(folder, out, f"{name} interpreter")
-    if not compile_too:
-        return ok
-    exe_dir = os.path.join(work, name, "compiled")
-    if not run([kiln, "compile", model, *options, "-o", exe_dir, "--emit", "exe", "--name", "m"], exe_dir + ".log"):
-        print(f"FAIL {name}: kiln compile")
-        return False
-    out = os.path.join(work, name, "exe")
-    if not run([os.path.join(exe_dir, "m"), *inputs, "-o", out], out + ".log"):
-        print(f"FAIL {name}: the executable")
-        return False
-    return compare(folder, out, f"{name} executable") and ok
-
-
-def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    compile_too = "--no-compile" not in sys.argv
-    kiln, work, folders = os.path.abspath(args[0]), os.path.abspath(args[1]), args[2:]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    passed = failed = 0
-    for folder in folders:
-        if check_model(kiln, folder, work, compile_too):
-            print(f"ok   {os.path.basename(folder.rstrip('/'))}")
-            passed += 1
-        else:
-            failed += 1
-    print(f"{passed} passed, {failed} failed")
-    if failed == 0:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return check_run_and_exe(kiln, folder, work, model, options, compile_too)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(check_model))

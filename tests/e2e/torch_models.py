@@ -111,7 +111,33 @@ def check_model(kiln, folder, work, compile_too):
     return ok
 
 
-def main():
+def check_run_and_exe(kiln, folder, work, model, options, compile_too):
+    """`kiln run` and the executable of `kiln compile` on the folder's inputs, each compared with
+    its expected_K.npy (the JAX and TensorFlow suites: one input set, one compile)."""
+    name = os.path.basename(folder.rstrip("/"))
+    inputs = input_files(folder)
+    out = os.path.join(work, name, "interp")
+    # The options after the inputs: some of them take several values.
+    if not run([kiln, "run", model, *inputs, *options, "-o", out], out + ".log"):
+        print(f"FAIL {name}: kiln run")
+        return False
+    ok = compare(folder, out, f"{name} interpreter")
+    if not compile_too:
+        return ok
+    exe_dir = os.path.join(work, name, "compiled")
+    if not run([kiln, "compile", model, *options, "-o", exe_dir, "--emit", "exe", "--name", "m"], exe_dir + ".log"):
+        print(f"FAIL {name}: kiln compile")
+        return False
+    out = os.path.join(work, name, "exe")
+    if not run([os.path.join(exe_dir, "m"), *inputs, "-o", out], out + ".log"):
+        print(f"FAIL {name}: the executable")
+        return False
+    return compare(folder, out, f"{name} executable") and ok
+
+
+def main(check=None):
+    """Checks each MODEL_DIR of the command line with `check` (default: check_model)."""
+    check = check or check_model
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     compile_too = "--no-compile" not in sys.argv and os.environ.get("KILN_TORCH_MODELS_NO_COMPILE") != "1"
     kiln, work, folders = os.path.abspath(args[0]), os.path.abspath(args[1]), args[2:]
@@ -119,7 +145,7 @@ def main():
     os.makedirs(work)
     passed = failed = 0
     for folder in folders:
-        if check_model(kiln, folder, work, compile_too):
+        if check(kiln, folder, work, compile_too):
             print(f"ok   {os.path.basename(folder.rstrip('/'))}")
             passed += 1
         else:
