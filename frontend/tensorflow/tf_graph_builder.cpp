@@ -29,13 +29,13 @@ const std::map<std::string, std::vector<std::string>>& output_args() {
   return args;
 }
 
+}  // namespace
+
 std::string ir_name(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.' ? c : '_';
   return out.size() > 200 ? out.substr(0, 200) : out;
 }
-
-}  // namespace
 
 // One node list being imported: the outer graph, or one call of a function.
 struct GraphBuilder::Body {
@@ -218,6 +218,7 @@ std::vector<TfValue> GraphBuilder::lower(Body& body, const kiln::tf::NodeDef& no
   if (functions_.count(op)) return call(body, node, op, in);
   if (op == "If" || op == "StatelessIf") return lower_if(body, node, in);
   if (op == "While" || op == "StatelessWhile") return lower_while(body, node, in);
+  if (op.starts_with("TensorList")) return lower_list(node, body.where, ir_name(body.prefix + node.name()), in);
 
   // The variables: a read gives the weights.
   if (op == "ReadVariableOp" || op == "ResourceGather") {
@@ -247,6 +248,7 @@ std::vector<TfValue> GraphBuilder::lower(Body& body, const kiln::tf::NodeDef& no
   if (it == lowering_table().end()) fail_node(body, node, "unsupported op");
   std::vector<ir::Value*> tensors;
   for (const TfValue& v : in) {
+    if (v.is_list()) fail_node(body, node, "an input is a TensorList, not a tensor");
     if (!v.tensor) fail_node(body, node, fmt::format("an input is the resource '{}', not a tensor", v.handle));
     tensors.push_back(v.tensor);
   }
@@ -311,6 +313,8 @@ std::string GraphBuilder::function_attr(const Body& body, const kiln::tf::NodeDe
 }
 
 ir::Value* GraphBuilder::tensor_of(const Body& body, const kiln::tf::NodeDef& node, const TfValue& v) {
+  if (v.is_list() && (!v.tensor || !v.tensor->has_type()))
+    fail_node(body, node, "passes a TensorList whose element shape is not known yet (nothing was written to it)");
   if (v.tensor) return v.tensor;
   if (v.variable < 0 || !variables_) fail_node(body, node, fmt::format("passes the variable '{}', which no saved object binds", v.handle));
   return variables_->value(v.variable, graph_);
@@ -318,13 +322,22 @@ ir::Value* GraphBuilder::tensor_of(const Body& body, const kiln::tf::NodeDef& no
 
 namespace {
 
-// A body input standing for `outer` (same name, type and resource-ness).
+// A body input standing for `outer` (same name, type, resource-ness and list-ness).
 TfValue body_input(ir::Graph& g, const ir::Value* outer, const TfValue& like) {
   ir::Value* v = g.add_value(outer->name(), outer->dtype(), outer->shape());
   g.inputs().push_back(v);
-  TfValue t{v};
-  t.handle = like.handle;
-  t.variable = like.variable;
+  TfValue t = like;
+  t.tensor = v;
+  return t;
+}
+
+// A body input for a reserved TensorList whose element shape is not known yet: untyped until
+// the body writes an item to it (lower_list types it then).
+TfValue untyped_list_input(ir::Graph& g, const std::string& name, const TfValue& like) {
+  ir::Value* v = g.add_value(name);
+  g.inputs().push_back(v);
+  TfValue t = like;
+  t.tensor = v;
   return t;
 }
 
@@ -382,7 +395,7 @@ std::vector<TfValue> GraphBuilder::lower_while(Body& body, const kiln::tf::NodeD
       resources.push_back(k);
       captured.push_back(tensor_of(body, node, in[k]));
     } else {
-      if (!in[k].tensor) fail_node(body, node, "an argument has no value");
+      if (!in[k].tensor && !in[k].reserved) fail_node(body, node, "an argument has no value");
       carried.push_back(k);
     }
   }
@@ -404,7 +417,8 @@ std::vector<TfValue> GraphBuilder::lower_while(Body& body, const kiln::tf::NodeD
   ir::Value* cond_in = g->add_value("cond_in", ir::DType::Bool, ir::Shape::of({}));
   g->inputs() = {iteration, cond_in};
   std::vector<TfValue> args(in.size());
-  for (size_t k : carried) args[k] = body_input(*g, in[k].tensor, in[k]);
+  for (size_t k : carried)
+    args[k] = in[k].tensor ? body_input(*g, in[k].tensor, in[k]) : untyped_list_input(*g, fmt::format("list_{}", k), in[k]);
   for (size_t r = 0; r < resources.size(); ++r) args[resources[r]] = body_input(*g, captured[r], in[resources[r]]);
   GraphBuilder child(*this, *g);
   std::vector<TfValue> next = child.call(scope, node, body_fn, args);
@@ -414,19 +428,40 @@ std::vector<TfValue> GraphBuilder::lower_while(Body& body, const kiln::tf::NodeD
   if (again.size() != 1 || !again[0].tensor) fail_node(body, node, "the condition must return one tensor");
   child.lowering_.begin(node, body.where, body.prefix + node.name() + "/cond");
   g->outputs().push_back(as_bool_scalar(child.lowering_, again[0].tensor));
+  // A reserved list carried in starts as zeros of the element shape the body's writes gave it.
+  std::vector<ir::Value*> initial;
+  for (size_t k : carried) {
+    if (in[k].tensor) {
+      initial.push_back(in[k].tensor);
+      continue;
+    }
+    const TfReservedList& r = *in[k].reserved;
+    if (!r.resolved)
+      fail_node(body, node, fmt::format("argument {} is a TensorList the loop never writes to, of unknown element shape", k));
+    std::vector<ir::Dim> dims = {ir::Dim(r.size)};
+    dims.insert(dims.end(), r.resolved->begin(), r.resolved->end());
+    lowering_.begin(node, body.where, body.prefix + node.name() + fmt::format("/list_{}", k));
+    initial.push_back(zeros(r.dtype, dims));
+  }
   for (size_t k : carried) {
     if (!next[k].tensor || next[k].is_resource()) fail_node(body, node, "the body returns a resource for a tensor");
+    if (next[k].is_list() != in[k].is_list()) fail_node(body, node, fmt::format("the body returns argument {} as another kind of value", k));
+    if (!next[k].tensor->has_type())
+      fail_node(body, node, fmt::format("the body passes on the TensorList of argument {} without writing to it, and its element shape is not known", k));
     g->outputs().push_back(next[k].tensor);
   }
 
   std::vector<ir::Value*> ins = {nullptr, cond0};
-  for (size_t k : carried) ins.push_back(in[k].tensor);
+  ins.insert(ins.end(), initial.begin(), initial.end());
   ins.insert(ins.end(), captured.begin(), captured.end());
   lowering_.begin(node, body.where, body.prefix + node.name());
   std::vector<ir::Value*> loop =
       lowering_.nodes("Loop", ins, carried.size(), {{"body", std::move(g)}, {"num_captured", static_cast<int64_t>(captured.size())}});
   std::vector<TfValue> out = in;
-  for (size_t j = 0; j < carried.size(); ++j) out[carried[j]] = TfValue{loop[j]};
+  for (size_t j = 0; j < carried.size(); ++j) {
+    out[carried[j]] = TfValue{loop[j]};
+    out[carried[j]].list = in[carried[j]].is_list();
+  }
   return out;
 }
 

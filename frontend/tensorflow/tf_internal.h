@@ -83,6 +83,9 @@ class TfLowering {
   int part_ = 0;
 };
 
+// A TF node name as an IR name: characters other than [A-Za-z0-9_/.] become '_', at most 200.
+std::string ir_name(const std::string& s);
+
 using TfLowerFn = std::vector<ir::Value*> (*)(TfLowering& L, const std::vector<ir::Value*>& in);
 
 // TF op name ("Conv2D") to its lowering; each file adds its own.

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/shape_values.h"
+
 namespace kiln::ir {
 namespace {
 
@@ -198,6 +200,12 @@ void infer_expand(Node& node) {
   std::optional<std::vector<int64_t>> shape = shape_input(node, 1, {});
   const Shape& s = node.input(0)->shape();
   if (!shape) {
+    // A shape computed from other shapes (Shape, Gather, Concat) keeps its symbolic dims:
+    // TensorFlow's Fill of [batch, units] is one.
+    if (std::optional<std::vector<Dim>> dims = shape_value_of(node.input(1))) {
+      node.output(0)->set_type(node.input(0)->dtype(), broadcast_shapes(s, Shape(*dims)));
+      return;
+    }
     const Dim& n = node.input(1)->shape()[0];
     if (!n.is_static()) fail("{}: the shape input's length is unknown", node.describe());
     node.output(0)->set_type(node.input(0)->dtype(),

@@ -2,13 +2,13 @@
 """Writes the TensorFlow fixtures of kiln's TensorFlow frontend, with seeded inputs and TF's outputs.
 
     python3 -m venv /work/wt/tfvenv && /work/wt/tfvenv/bin/pip install tensorflow-cpu numpy
-    /work/wt/tfvenv/bin/python models/tensorflow/make_tf_models.py [OUT_DIR]
+    /work/wt/tfvenv/bin/python models/tensorflow/make_tf_models.py [OUT_DIR [NAME ...]]
 
-OUT_DIR defaults to this script's folder. Each model gets a folder holding:
+OUT_DIR defaults to this script's folder; NAMEs (cnn, lstm, ...) remake only those models. Each model gets a folder holding:
 
-    saved_model/     a TF2 SavedModel (cnn, transformer, embedding, lstm: Keras 3 model.export;
-                     control_flow, control_flow_stateless, ops_mix: tf.saved_model.save
-                     of a tf.Module)
+    saved_model/     a TF2 SavedModel (cnn, transformer, embedding, lstm, gru: Keras 3
+                     model.export; control_flow, control_flow_stateless, ops_mix:
+                     tf.saved_model.save of a tf.Module)
     frozen.pb        (frozen/ only, instead of saved_model/) a GraphDef whose variables were
                      folded into Const nodes; inputs.txt/outputs.txt name its feed/fetch nodes
     inputs.txt       the serving signature's input keys, one a line, in input_K order (sorted)
@@ -21,7 +21,7 @@ OUT_DIR defaults to this script's folder. Each model gets a folder holding:
 control_flow_neg/ holds only model.txt (the relative path ../control_flow/saved_model),
 input_0.npy and expected_0.npy: an input taking the other tf.cond branch.
 
-Inputs hold batch 1 or 2. The tf.Module signatures are fully static; Keras's model.export
+Inputs hold batch 1 to 3. The tf.Module signatures are fully static; Keras's model.export
 writes the batch dimension as -1 whatever keras.Input(batch_size=...) says. Weights are seeded,
 and biases, BatchNormalization statistics and normalization scales are randomized, so no
 parameter is a trivial 0 or 1. oneDNN is switched off (TF_ENABLE_ONEDNN_OPTS=0) so that the
@@ -188,6 +188,18 @@ def make_lstm(root):
     model = keras.Model(x, y, name="lstm")
     randomize_keras_weights(model, rng)
     export_keras(root, "lstm", model, {"sequence": normal(rng, (2, 6, 4))})
+
+
+def make_gru(root):
+    """Per-step outputs of a GRU over a batch of None: GRU(8, return_sequences) writes every
+    step into a TensorList at the step's index; TimeDistributed Dense(2)."""
+    rng = seeded(5)
+    x = keras.Input((5, 3), name="frames")
+    h = layers.GRU(8, return_sequences=True)(x)
+    y = layers.Dense(2)(h)
+    model = keras.Model(x, y, name="gru")
+    randomize_keras_weights(model, rng)
+    export_keras(root, "gru", model, {"frames": normal(rng, (3, 5, 3))})
 
 
 # ---- tf.Module models -----------------------------------------------------------------------
@@ -430,6 +442,7 @@ DESCRIPTIONS = {
                    "Dropout, residual, LayerNorm, Dense + exact gelu, Dense",
     "embedding": "Keras 3 `model.export`, int32 ids [2,8] -> [2,8,4]: Embedding + position Embedding, Dense",
     "lstm": "Keras 3 `model.export`, [2,6,4] -> [2,3]: LSTM(8), Dense(3, softmax)",
+    "gru": "Keras 3 `model.export`, [batch,5,3] -> [batch,5,2] (inputs at batch 3): GRU(8, return_sequences), Dense(2)",
     "control_flow": "tf.Module, x [2,4]: tf.cond(sum(x) > 0) over two variable-using branches, "
                     "then tf.while_loop of 3 trips y = tanh(y @ W); input takes the then branch",
     "control_flow_neg": "model.txt -> ../control_flow/saved_model; an input taking the else branch",
@@ -533,10 +546,12 @@ def write_readme(root):
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
     os.makedirs(root, exist_ok=True)
-    for make in (make_cnn, make_transformer, make_embedding, make_lstm, make_control_flow,
+    only = set(sys.argv[2:])  # model names: remake just these (the others stay byte for byte)
+    for make in (make_cnn, make_transformer, make_embedding, make_lstm, make_gru, make_control_flow,
                  make_control_flow_stateless, make_ops_mix, make_frozen):
-        make(root)
-        print(f"wrote {make.__name__[5:]}")
+        if not only or make.__name__[5:] in only:
+            make(root)
+            print(f"wrote {make.__name__[5:]}")
     write_readme(root)
 
 

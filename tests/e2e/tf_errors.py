@@ -5,7 +5,8 @@ and no output directory from `kiln compile`.
 
 MODELS_DIR is models/tensorflow/. Each case copies a fixture into WORK, breaks one thing
 (a truncated saved_model.pb, a flipped byte in the weights, a truncated index or data shard,
-a missing shard, an unknown signature, an unknown op in a frozen GraphDef) and checks that
+a missing shard, an unknown signature, an unknown op in a frozen GraphDef, an unknown
+TensorList op) and checks that
 `kiln compile` fails with a message that names the file and what is wrong.
 """
 import os
@@ -93,6 +94,11 @@ def main():
     # The op name of the Relu node, same length: the GraphDef still parses.
     patch(frozen, lambda d: bytearray(bytes(d).replace(b"\x12\x04Relu", b"\x12\x04Relq")))
     ok &= expect_error(kiln, work, "unknown_op", frozen, [], "unknown_op.pb", "(Relq): unsupported op")
+
+    # An op of the TensorList family kiln has no tensor form for (same length: the file parses).
+    m = copy_model(os.path.join(models, "lstm", "saved_model"), work, "unknown_list_op")
+    patch(os.path.join(m, "saved_model.pb"), lambda d: bytearray(bytes(d).replace(b"TensorListSetItem", b"TensorListSetIten")))
+    ok &= expect_error(kiln, work, "unknown_list_op", m, [], "(TensorListSetIten)", "TensorList op is not supported")
 
     ok &= expect_error(kiln, work, "no_such_input", os.path.join(models, "frozen", "frozen.pb"),
                        ["--input-node", "nope"], "--input-node 'nope' names no Placeholder")
