@@ -226,6 +226,8 @@ void add_baselines(const BenchArgs& args, const std::string& python, const std::
     if (r.ok()) {
       EngineLaunch l{{python, adapter.string(), "--model", models[engine], "--threads", std::to_string(args.threads), "--serve"},
                      work / (engine + ".log")};
+      if (engine == "tensorflow" && args.tf.signature != "serving_default")
+        l.argv.insert(l.argv.end(), {"--signature", args.tf.signature});
       for (const fs::path& p : inputs) l.argv.push_back(p.string());
       launches.push_back(std::move(l));
     }

@@ -11,12 +11,20 @@ namespace {
 // Longer lists are data, not shapes.
 constexpr int64_t kMaxShapeValueElements = 64;
 
+// A constant's integers, or those of a Constant node's output before constant folding has
+// made it a constant value (ONNX graphs give Slice's starts and ends that way).
 std::optional<std::vector<int64_t>> constant_ints(const Value* v) {
-  if (!v || !v->is_constant()) return std::nullopt;
-  const Tensor& t = v->constant();
-  if ((t.dtype() != DType::I64 && t.dtype() != DType::I32) || t.rank() > 1 || t.numel() > kMaxShapeValueElements)
+  if (!v) return std::nullopt;
+  const Tensor* t = v->is_constant() ? &v->constant() : nullptr;
+  if (!t) {
+    const Node* p = v->producer();
+    if (!p || p->op() != "Constant" || !p->has_attr("value")) return std::nullopt;
+    t = &p->attr("value").t();
+    if (!t->defined()) return std::nullopt;
+  }
+  if ((t->dtype() != DType::I64 && t->dtype() != DType::I32) || t->rank() > 1 || t->numel() > kMaxShapeValueElements)
     return std::nullopt;
-  return t.to_int64_vector();
+  return t->to_int64_vector();
 }
 
 // Element i of a list broadcast from length 1.
@@ -112,16 +120,7 @@ std::optional<std::vector<Dim>> shape_value_of(const Value* v) {
   if (!v) return std::nullopt;
   if (v->shape_value()) return v->shape_value();
   std::optional<std::vector<int64_t>> c = constant_ints(v);
-  if (!c) {
-    // The output of a Constant node, before constant folding has made it a constant value.
-    const Node* p = v->producer();
-    if (!p || p->op() != "Constant" || !p->has_attr("value")) return std::nullopt;
-    const Tensor& t = p->attr("value").t();
-    if (!t.defined() || (t.dtype() != DType::I64 && t.dtype() != DType::I32) || t.rank() > 1 ||
-        t.numel() > kMaxShapeValueElements)
-      return std::nullopt;
-    c = t.to_int64_vector();
-  }
+  if (!c) return std::nullopt;
   std::vector<Dim> dims;
   for (int64_t x : *c) dims.push_back(x >= 0 ? Dim(x) : Dim::unknown());
   return dims;

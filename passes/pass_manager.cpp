@@ -74,6 +74,7 @@ void run_on_bodies(const PassInfo& pass, ir::Graph& graph) {
       // An If branch that cannot be typed with these inputs is never optimized (running it fails).
       if (n->has_attr("untyped_branch") && n->s("untyped_branch").starts_with(name + ":")) continue;
       ir::Graph& body = *a.g();
+      body.dim_ranges() = graph.dim_ranges();  // a body's shapes use the model's symbolic dims
       bool typed = true;
       for (const ir::Value* in : body.inputs()) typed = typed && in->has_type();
       if (!typed) continue;
@@ -84,8 +85,18 @@ void run_on_bodies(const PassInfo& pass, ir::Graph& graph) {
 
 }  // namespace
 
+void share_dim_ranges(ir::Graph& graph) {
+  for (const auto& n : graph.nodes())
+    for (const auto& [name, a] : n->attrs())
+      if (a.type() == ir::AttrType::Graph && a.g()) {
+        a.g()->dim_ranges() = graph.dim_ranges();
+        share_dim_ranges(*a.g());
+      }
+}
+
 void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
                   const PipelineOptions& options) {
+  share_dim_ranges(graph);
   for (const std::string& name : passes) {
     const PassInfo* pass = find_pass(name);
     if (!pass) fail("unknown pass '{}'", name);
@@ -116,6 +127,7 @@ void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,
     if (options.log && (options.print_after.count(name) || options.print_after.count("all")))
       fmt::print(*options.log, "// IR after {}\n{}", name, ir::print_graph(graph));
   }
+  share_dim_ranges(graph);  // bodies a pass made
 }
 
 namespace {
@@ -179,6 +191,7 @@ void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& extra) {
       fail("--dim {}={}..{}@{}: the tuning point must lie within the bounds", name, r.min, r.max, r.opt);
   }
   graph.dim_ranges() = ranges;
+  share_dim_ranges(graph);
 }
 
 }  // namespace kiln::passes

@@ -50,6 +50,9 @@ void bind_dims(ir::Graph& graph, const std::map<std::string, int64_t>& values);
 // Leaves the symbols in `ranges` open, bounded (--dim NAME=MIN..MAX): each must be a dim of
 // a graph input; fails naming the symbol otherwise.
 void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& ranges);
+// Gives every control-flow body, nested ones too, the graph's bounds: a body's shapes are in
+// the model's symbolic dims, and planning a body needs their maxima.
+void share_dim_ranges(ir::Graph& graph);
 
 #define KILN_PASS(name, function, summary) void function(ir::Graph& graph);
 #include "passes/passes.def"

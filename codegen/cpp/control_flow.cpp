@@ -13,7 +13,9 @@ constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-size_t bytes_of(const ir::Value* v) { return static_cast<size_t>(v->shape().numel()) * ir::dtype_size(v->dtype()); }
+// Buffers are laid out for the most a value holds (its symbolic dims at their bounds); copies
+// move what it holds in this run (ctx.run_bytes).
+size_t bytes_of(const ir::Value* v) { return max_value_bytes(v); }
 
 const ir::Graph& body(const ir::Node& node, const char* attr) { return *node.attr(attr).g(); }
 
@@ -152,7 +154,7 @@ void emit_loop(EmitContext& ctx, const ir::Node& node, const BodyFunctions& bodi
   ctx.line(fmt::format("bool kiln_cond = {};", node.has_input(1) ? "*" + ctx.in(node, 1) : "true"));
   for (size_t i = 0; i < n; ++i)
     ctx.line(fmt::format("std::memcpy({}, {}, {});", state_ptr(ctx, node, l, i), ctx.in(node, 2 + i),
-                         bytes_of(b.outputs()[1 + i])));
+                         ctx.run_bytes(b.outputs()[1 + i])));
   std::vector<std::string> ins = {fmt::format("S + {}", l.iter), fmt::format("S + {}", l.cond_in)};
   for (size_t i = 0; i < n; ++i) ins.push_back(state_ptr(ctx, node, l, i));
   std::vector<std::string> outs = {fmt::format("S + {}", l.cond_out)};
@@ -160,7 +162,7 @@ void emit_loop(EmitContext& ctx, const ir::Node& node, const BodyFunctions& bodi
   for (size_t k = 0; k < l.out_slice.size(); ++k) {
     const ir::Value* y = b.outputs()[1 + n + k];
     outs.push_back(l.out_slice[k] == SIZE_MAX
-                       ? fmt::format("{} + kiln_it * {}", bytes_ptr(ctx.out(node, n + k)), bytes_of(y))
+                       ? fmt::format("{} + kiln_it * {}", bytes_ptr(ctx.out(node, n + k)), ctx.run_bytes(y))
                        : fmt::format("S + {}", l.out_slice[k]));
   }
   ctx.line("for (int64_t kiln_it = 0; kiln_it < kiln_trips && kiln_cond; ++kiln_it) {");
@@ -173,7 +175,7 @@ void emit_loop(EmitContext& ctx, const ir::Node& node, const BodyFunctions& bodi
   ctx.line("  " + call(bodies, b));
   for (size_t i = 0; i < n; ++i)
     ctx.line(fmt::format("  std::memcpy({}, S + {}, {});", state_ptr(ctx, node, l, i), l.next[i],
-                         bytes_of(b.outputs()[1 + i])));
+                         ctx.run_bytes(b.outputs()[1 + i])));
   ctx.line(fmt::format("  std::memcpy(&kiln_cond, S + {}, 1);", l.cond_out));
   ctx.line("}");
 }

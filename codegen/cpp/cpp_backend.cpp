@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/api_files.h"
+#include "codegen/cpp/batch_loop.h"
 #include "codegen/cpp/control_flow.h"
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emitter.h"
@@ -21,17 +22,55 @@ namespace {
 constexpr size_t kAlign = 64;
 
 // Bytes planned for a value: with symbolic dims, for their maxima (--dim NAME=MIN..MAX).
-size_t value_bytes(const ir::Value* v) {
-  const ir::Graph* g = v->graph();
-  std::optional<int64_t> n = v->shape().max_numel(g ? g->dim_ranges() : ir::DimRanges{});
-  if (!n) fail("value '{}' has shape {}: a dim without bounds", v->name(), v->shape().str());
-  return static_cast<size_t>(*n) * ir::dtype_size(v->dtype());
-}
+size_t value_bytes(const ir::Value* v) { return max_value_bytes(v); }
 
 // The bytes a value holds in this run, as C++.
-std::string run_bytes(const EmitContext& ctx, const ir::Value* v) {
-  if (v->shape().is_static()) return std::to_string(value_bytes(v));
-  return fmt::format("static_cast<size_t>{} * {}", ctx.numel(v), ir::dtype_size(v->dtype()));
+std::string run_bytes(const EmitContext& ctx, const ir::Value* v) { return ctx.run_bytes(v); }
+
+// A node the emitter runs item by item over a symbolic batch (batch_loop.h): its batch dim.
+std::optional<ir::Dim> item_batch(const Emitter& e, const ir::Node& node) {
+  return e.batch_items && e.batch_items(node) ? batch_dim(node) : std::nullopt;
+}
+
+// Scratch bytes: for one item when the node runs item by item (each item reuses them).
+size_t item_scratch_bytes(const Emitter& e, const ir::Node& node, const EmitOptions& options) {
+  std::optional<ir::Dim> b = item_batch(e, node);
+  if (!b) return e.scratch_bytes(node, options);
+  BatchOne one(node, *b);
+  return e.scratch_bytes(node, options);
+}
+
+// Whether the emitter packs constant input i itself, judged for one item when the node runs
+// item by item.
+bool packs_item_input(const Emitter& e, const ir::Node& node, size_t i) {
+  if (!e.packs_input) return false;
+  std::optional<ir::Dim> b = item_batch(e, node);
+  if (!b) return e.packs_input(node, i);
+  BatchOne one(node, *b);
+  return e.packs_input(node, i);
+}
+
+void emit_node(EmitContext& ctx, const Emitter& e, const ir::Node& node) {
+  std::optional<ir::Dim> b = item_batch(e, node);
+  if (!b) {
+    e.emit(ctx, node);
+    return;
+  }
+  const std::string count = ctx.dim(*b);
+  BatchOne one(node, *b);
+  ctx.begin_batch_loop(count, one.items());
+  e.emit(ctx, node);
+  ctx.end_batch_loop();
+}
+
+// Why the emitter cannot emit the node ("" when it can), judged for one item when it runs
+// item by item.
+std::string unsupported_reason(const Emitter& e, const ir::Node& node) {
+  if (!e.unsupported) return "";
+  std::optional<ir::Dim> b = item_batch(e, node);
+  if (!b) return e.unsupported(node);
+  BatchOne one(node, *b);
+  return e.unsupported(node);
 }
 
 // How each node is lowered.
@@ -107,7 +146,7 @@ Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& 
     const Emitter* e = registry.find(n->op());
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const ir::Value* v = n->input(i);
-      if (v && v->is_constant() && e->packs_input && e->packs_input(*n, i)) continue;  // packed at emission
+      if (v && v->is_constant() && packs_item_input(*e, *n, i)) continue;  // packed at emission
       place_weight(root_of(v));
     }
   }
@@ -156,7 +195,7 @@ Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& 
         if (!plan.locations.count(out)) life[out] = {step, step};
     const Emitter* e = registry.find(n->op());
     if ((e->scratch_bytes || is_control_flow(*n)) && plan.lowering[n.get()] == Lowering::Emit) {
-      size_t bytes = is_control_flow(*n) ? control_flow_scratch(*n, bodies) : e->scratch_bytes(*n, options);
+      size_t bytes = is_control_flow(*n) ? control_flow_scratch(*n, bodies) : item_scratch_bytes(*e, *n, options);
       if (bytes > 0) {
         requests.push_back({bytes, step, step});
         scratch_nodes.push_back(n.get());
@@ -252,7 +291,7 @@ class ModelCode {
       else if (is_control_flow(*n))
         emit_control_flow(ctx, *n, bodies);
       else
-        emitters().find(n->op())->emit(ctx, *n);
+        emit_node(ctx, *emitters().find(n->op()), *n);
       if (main && hooks_) emit_test_hooks(ctx, *n, *hooks_);
       ctx.line(fmt::format("kiln::rt::node_end(prof, {}, run_start, kiln_t0);", code.timed++));
       ctx.end_node();
@@ -286,6 +325,8 @@ class ModelCode {
     functions_ += fmt::format(R"cpp(// Body '{comment}' of a control-flow node: {nodes} nodes, {arena} bytes of arena.
 int {fn}({N}_context* ctx, unsigned char* const A, const void* const* in, void* const* out) {{
   const unsigned char* const W = ctx->weights;
+  const int64_t* const D = ctx->dims;  // the symbolic dims of this run
+  (void)D;
   kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
   kiln::rt::NodeTime* const prof = nullptr;  // a body's nodes are timed as part of their node
   const uint64_t run_start = 0;
@@ -748,10 +789,10 @@ void collect_problems(const ir::Graph& graph, const std::string& where, std::vec
       const bool outputs_bounded = all_bounded(n->outputs(), ranges);
       const bool symbolic = !all_static(n->inputs()) || !all_static(n->outputs());
       try {
-        if (symbolic && outputs_bounded && !e->dynamic_shapes)
+        if (symbolic && outputs_bounded && !e->dynamic_shapes && !item_batch(*e, *n))
           reason = "no code for symbolic dims yet (pin them with --dim NAME=VALUE)";
-        else if (e->unsupported)
-          reason = e->unsupported(*n);
+        else
+          reason = unsupported_reason(*e, *n);
       } catch (const Error& err) {
         reason = err.what();
       }

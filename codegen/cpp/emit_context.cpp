@@ -99,6 +99,13 @@ const Location& EmitContext::location(const ir::Value* v) const {
 }
 
 std::string EmitContext::value_ptr(const ir::Value* v, bool writable) const {
+  std::string p = located_ptr(v, writable);
+  auto it = item_elements_.find(v);
+  if (it == item_elements_.end()) return p;
+  return fmt::format("({} + kiln_item * {})", p, it->second);  // in a batch loop: this item's elements
+}
+
+std::string EmitContext::located_ptr(const ir::Value* v, bool writable) const {
   const Location& loc = location(v);
   std::string type = (writable ? "" : "const ") + cpp_type(v->dtype()) + "*";
   switch (loc.kind) {
@@ -127,6 +134,18 @@ std::string EmitContext::dim(const ir::Dim& d) const {
     if (it == ranges_.end()) fail("symbolic dim '{}' has no bounds (give it --dim {}=MIN..MAX)", s, s);
     return fmt::format("D[{}]", std::distance(ranges_.begin(), it));
   });
+}
+
+size_t max_value_bytes(const ir::Value* v) {
+  const ir::Graph* g = v->graph();
+  std::optional<int64_t> n = v->shape().max_numel(g ? g->dim_ranges() : ir::DimRanges{});
+  if (!n) fail("value '{}' has shape {}: a dim without bounds", v->name(), v->shape().str());
+  return static_cast<size_t>(*n) * ir::dtype_size(v->dtype());
+}
+
+std::string EmitContext::run_bytes(const ir::Value* v) const {
+  if (v->shape().is_static()) return std::to_string(max_value_bytes(v));
+  return fmt::format("static_cast<size_t>({}) * {}", numel(v), ir::dtype_size(v->dtype()));
 }
 
 std::string EmitContext::dims(const std::vector<ir::Dim>& dims) {
@@ -216,5 +235,15 @@ void EmitContext::begin_node(const ir::Node& node) {
 }
 
 void EmitContext::end_node() { body_ += "  }\n"; }
+
+void EmitContext::begin_batch_loop(const std::string& count, const std::vector<const ir::Value*>& items) {
+  for (const ir::Value* v : items) item_elements_[v] = v->shape().numel();
+  line(fmt::format("for (int64_t kiln_item = 0; kiln_item < {}; ++kiln_item) {{", count));
+}
+
+void EmitContext::end_batch_loop() {
+  item_elements_.clear();
+  line("}");
+}
 
 }  // namespace kiln::codegen::cpp

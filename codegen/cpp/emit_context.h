@@ -23,6 +23,10 @@ struct Location {
 
 class WeightBlob;
 
+// The most bytes a value holds: its shape with each symbolic dim at its upper bound (the
+// value's graph's --dim bounds). Fails on a dim without bounds.
+size_t max_value_bytes(const ir::Value* v);
+
 // C++ spelling of a dtype's storage type, and of the type arithmetic is done in.
 std::string cpp_type(ir::DType t);
 std::string cpp_compute_type(ir::DType t);
@@ -57,6 +61,8 @@ class EmitContext {
   // Extent `axis` of a value, and its element count.
   std::string extent(const ir::Value* v, size_t axis) const { return dim(v->shape()[axis]); }
   std::string numel(const ir::Value* v) const { return dim(v->shape().product()); }
+  // The bytes a value holds in this run, as C++ (a number when its shape is static).
+  std::string run_bytes(const ir::Value* v) const;
   // Name of an int64_t array holding `dims`: a shared static one when they are all numbers
   // (array()), else a local one computed in the node's body.
   std::string dims(const std::vector<ir::Dim>& dims);
@@ -107,15 +113,22 @@ class EmitContext {
 
   void begin_node(const ir::Node& node);
   void end_node();
+  // Between these, the code of one item of a batch (codegen/cpp/batch_loop.h): a loop over
+  // `count` items (a C++ expression), in which the pointers of `items` (values typed for one
+  // item) step one item per iteration.
+  void begin_batch_loop(const std::string& count, const std::vector<const ir::Value*>& items);
+  void end_batch_loop();
   const std::string& body() const { return body_; }
   const std::string& arrays() const { return arrays_; }
   const std::string& functions() const { return functions_; }
 
  private:
   const Location& location(const ir::Value* v) const;
+  std::string located_ptr(const ir::Value* v, bool writable) const;  // value_ptr outside batch loops
 
   ir::DimRanges ranges_;
   size_t local_arrays_ = 0;
+  std::unordered_map<const ir::Value*, int64_t> item_elements_;  // in a batch loop: elements per item
   std::unordered_map<const ir::Value*, Location> locations_;
   std::unordered_map<const ir::Node*, size_t> scratch_;
   std::map<std::vector<int64_t>, std::string> array_names_;

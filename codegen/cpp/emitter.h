@@ -34,7 +34,15 @@ struct Emitter {
   // packed for the GEMM kernel, written with EmitContext::add_weight_floats) and never
   // reads the original, which then stays out of the weights (unless another node reads it).
   bool (*packs_input)(const ir::Node& node, size_t i) = nullptr;
+  // True for a node whose op computes each item of the leading (batch) dim on its own, with
+  // the same weights: when its only symbolic dim is that leading dim, it runs as a loop over
+  // the batch of the code `emit` writes for one item (codegen/cpp/batch_loop.h), so
+  // convolutions and pools take a bounded batch (--dim batch=1..N) without writing run-time
+  // extents themselves. `every_item` says so for every node of the op.
+  bool (*batch_items)(const ir::Node& node) = nullptr;
 };
+
+inline bool every_item(const ir::Node&) { return true; }
 
 class EmitterRegistry {
  public:

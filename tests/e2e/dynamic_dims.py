@@ -1,7 +1,8 @@
 """Models compiled once with a bounded symbolic dim (models/dynamic/: encoders exported with a
 dynamic sequence length) run at every sample length, against ONNX Runtime's outputs; for
 bert_seq also lengths outside the bounds refused with a message naming the input, the dim and
-the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c).
+the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c); and two CNNs of
+models/ with their batch made symbolic, compiled for a bounded batch.
 
     dynamic_dims.py KILN WORK
 
@@ -118,6 +119,37 @@ def main():
         problem = p.stdout[-2000:] if p.returncode else error_of(
             np.load(os.path.join(out_u + "_run", "y.npy")), np.load(os.path.join(folder, "expected_64_0.npy")))
     ok = report("unnamed dim bounded with --input-shape ids=1,1..256:i64, at seq 64", problem) and ok
+
+    # CNNs of models/ with their batch made symbolic ('batch' in the file, as a dynamic export
+    # writes it), compiled for batches 1..4: convolutions, pools and the channel-blocked layout
+    # run item by item. At batches 1 and 3, against ONNX Runtime on the same file.
+    import onnxruntime as ort
+    rng = np.random.default_rng(0)
+    for cnn in ("cnn", "inverted_residual"):
+        m = onnx.load(os.path.join(HERE, "..", "..", "models", cnn, "model.onnx"))
+        name = m.graph.input[0].name
+        item = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim[1:]]
+        for vi in list(m.graph.input[:1]) + list(m.graph.output):
+            vi.type.tensor_type.shape.dim[0].dim_param = "batch"
+        del m.graph.value_info[:]
+        batched = os.path.join(work, f"{cnn}_batch.onnx")
+        onnx.save(m, batched)
+        out_c = os.path.join(work, f"{cnn}_batch")
+        p = run([kiln, "compile", batched, "--dim", "batch=1..4", "--name", "m", "-o", out_c])
+        if p.returncode:
+            ok = report(f"{cnn} compiled with --dim batch=1..4", p.stdout[-2000:]) and ok
+            continue
+        session = ort.InferenceSession(batched, providers=["CPUExecutionProvider"])
+        for batch in (1, 3):
+            x = rng.standard_normal([batch] + item).astype(np.float32)
+            want = session.run(None, {name: x})[0]
+            xb = os.path.join(work, f"{cnn}_x{batch}.npy")
+            np.save(xb, x)
+            res = os.path.join(work, f"{cnn}_batch{batch}")
+            p = run([os.path.join(out_c, "m"), "-i", f"{name}={xb}", "-o", res])
+            produced = sorted(glob.glob(os.path.join(res, "*.npy")))
+            problem = p.stdout[-2000:] if p.returncode or len(produced) != 1 else error_of(np.load(produced[0]), want)
+            ok = report(f"{cnn} compiled for batches 1..4, at batch {batch}", problem) and ok
 
     # The C API, through the static library.
     api_exe = os.path.join(work, "dynamic_api")

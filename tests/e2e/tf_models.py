@@ -8,6 +8,9 @@ relative path of another folder's saved_model/), and input_K.npy, expected_K.npy
 `kiln run` (the interpreter) and the compiled executable (`kiln compile --emit exe`), every
 output within 1e-4 of the reference's scale, as tests/e2e/torch_models.py checks PyTorch's
 models. A symbolic batch (Keras exports a batch of None) is bound to the inputs' with --dim.
+The recurrent models (BOUNDED: a While over TensorLists) are also compiled once for a bounded
+batch (--dim batch=1..4) and run at the inputs' batch and at batch 1 (the first rows; their
+batch rows are independent, so the reference is the expected outputs' first rows).
 """
 import os
 import subprocess
@@ -16,7 +19,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_models import check_run_and_exe, input_files, main  # noqa: E402
+from torch_models import check_run_and_exe, compare, input_files, main, run  # noqa: E402
+
+BOUNDED = {"lstm", "gru"}
 
 
 def model_args(folder):
@@ -36,12 +41,40 @@ def model_args(folder):
     return args
 
 
+def check_bounded_batch(kiln, folder, work, model, options):
+    """One compile with --dim batch=1..4, run at the inputs' batch and at batch 1."""
+    name = os.path.basename(folder.rstrip("/"))
+    exe_dir = os.path.join(work, name, "bounded")
+    if not run([kiln, "compile", model, *options, "--dim", "batch=1..4", "-o", exe_dir, "--emit", "exe", "--name", "m"],
+               exe_dir + ".log"):
+        print(f"FAIL {name}: kiln compile --dim batch=1..4")
+        return False
+    ok = True
+    first = os.path.join(work, name, "first_rows")
+    os.makedirs(first, exist_ok=True)
+    for k, path in enumerate(input_files(folder)):
+        np.save(os.path.join(first, f"input_{k}.npy"), np.load(path)[:1])
+    for k, path in enumerate(sorted(f for f in os.listdir(folder) if f.startswith("expected_"))):
+        np.save(os.path.join(first, path), np.load(os.path.join(folder, path))[:1])
+    for k, (what, source) in enumerate((("the inputs' batch", folder), ("batch 1", first))):
+        out = os.path.join(work, name, f"bounded_exe{k}")
+        if run([os.path.join(exe_dir, "m"), *input_files(source), "-o", out], out + ".log"):
+            ok = compare(source, out, f"{name} bounded executable at {what}") and ok
+        else:
+            print(f"FAIL {name}: the bounded executable at {what}")
+            ok = False
+    return ok
+
+
 def check_model(kiln, folder, work, compile_too):
     model, *options = model_args(folder)
     inputs = input_files(folder)
     if "[batch," in subprocess.run([kiln, "inspect", model, *options], capture_output=True, text=True).stdout:
         batch = np.load(inputs[0]).shape[0] if inputs and np.load(inputs[0]).ndim else 1
-        options += ["--dim", f"batch={batch}"]
+        ok = True
+        if compile_too and os.path.basename(folder.rstrip("/")) in BOUNDED:
+            ok = check_bounded_batch(kiln, folder, work, model, options)
+        return check_run_and_exe(kiln, folder, work, model, options + ["--dim", f"batch={batch}"], compile_too) and ok
     return check_run_and_exe(kiln, folder, work, model, options, compile_too)
 
 

@@ -85,12 +85,15 @@ void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
 
 void register_blocked_emitters(EmitterRegistry& r) {
   r.add("kiln.ToNchwc", Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_reorder(ctx, node, true); },
-                                .unsupported = require_f32});
+                                .unsupported = require_f32,
+                                .batch_items = every_item});
   r.add("kiln.FromNchwc",
         Emitter{.emit = [](EmitContext& ctx, const ir::Node& node) { emit_reorder(ctx, node, false); },
-                .unsupported = require_f32});
-  r.add("kiln.ConvNchwc", Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .packs_input = packs_weights});
-  r.add("kiln.MaxPoolNchwc", Emitter{.emit = emit_maxpool, .unsupported = unsupported_maxpool});
+                .unsupported = require_f32,
+                .batch_items = every_item});
+  r.add("kiln.ConvNchwc",
+        Emitter{.emit = emit_conv, .unsupported = unsupported_conv, .packs_input = packs_weights, .batch_items = every_item});
+  r.add("kiln.MaxPoolNchwc", Emitter{.emit = emit_maxpool, .unsupported = unsupported_maxpool, .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp

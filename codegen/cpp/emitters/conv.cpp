@@ -92,9 +92,12 @@ void register_conv_emitters(EmitterRegistry& r) {
                         },
                         .unsupported = unsupported_conv2d,
                         .scratch_bytes = conv2d_scratch_bytes,
-                        .packs_input = conv2d_packs_weights});
-  r.add("ConvTranspose",
-        Emitter{.emit = emit_transpose, .unsupported = require_f32, .scratch_bytes = transpose_scratch_bytes});
+                        .packs_input = conv2d_packs_weights,
+                        .batch_items = every_item});
+  r.add("ConvTranspose", Emitter{.emit = emit_transpose,
+                                 .unsupported = require_f32,
+                                 .scratch_bytes = transpose_scratch_bytes,
+                                 .batch_items = every_item});
   r.add("Col2Im", Emitter{.emit = emit_col2im, .unsupported = col2im_unsupported});
   r.add("DeformConv", Emitter{.emit = emit_deform_conv, .unsupported = require_f32});
 }

@@ -228,11 +228,14 @@ void register_fused_emitters(EmitterRegistry& r) {
   r.add("kiln.FusedConv", Emitter{.emit = emit_conv,
                                   .unsupported = unsupported_conv2d,
                                   .scratch_bytes = conv2d_scratch_bytes,
-                                  .packs_input = conv2d_packs_weights});
+                                  .packs_input = conv2d_packs_weights,
+                                  .batch_items = every_item});
   r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise,
                                            .unsupported = unsupported_conv_depthwise,
-                                           .packs_input = conv_depthwise_packs_weights});
-  r.add("kiln.FusedDepthwiseConv", Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv});
+                                           .packs_input = conv_depthwise_packs_weights,
+                                           .batch_items = every_item});
+  r.add("kiln.FusedDepthwiseConv",
+        Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv, .batch_items = every_item});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm,
                                   .unsupported = unsupported_gemm,
                                   .dynamic_shapes = true,

@@ -48,39 +48,44 @@ void emit_scatter_elements(EmitContext& ctx, const ir::Node& node) {
 }
 
 // GatherND/ScatterND geometry: batch, elements per batch of data, tuples per batch, tuple
-// length, the dims a tuple indexes, elements per slice.
+// length, the dims a tuple indexes, elements per slice. Dims, so that symbolic ones (--dim
+// NAME=MIN..MAX) become expressions of the run's extents; the tuple length is a number.
 struct Nd {
-  int64_t batch = 1, batch_elems = 1, n_tuples = 1, tuple = 0, slice = 1;
-  std::vector<int64_t> tuple_dims;
+  ir::Dim batch{1}, batch_elems{1}, n_tuples{1}, slice{1};
+  int64_t tuple = 0;
+  std::vector<ir::Dim> tuple_dims;
 };
 
 Nd nd_of(const ir::Node& node, int64_t batch_dims) {
-  std::vector<int64_t> x = dims_of(node.input(0)), idx = dims_of(node.input(1));
+  const std::vector<ir::Dim>& x = node.input(0)->shape().dims();
+  const std::vector<ir::Dim>& idx = node.input(1)->shape().dims();
+  if (!idx.back().is_static()) fail("{}: the index tuples' length must be a number", node.describe());
   Nd g;
-  g.tuple = idx.back();
-  for (int64_t d = 0; d < batch_dims; ++d) g.batch *= x[d];
-  for (size_t d = batch_dims; d < x.size(); ++d) g.batch_elems *= x[d];
-  for (size_t d = batch_dims; d + 1 < idx.size(); ++d) g.n_tuples *= idx[d];
-  for (int64_t k = 0; k < g.tuple; ++k) g.tuple_dims.push_back(x[batch_dims + k]);
-  for (size_t d = batch_dims + g.tuple; d < x.size(); ++d) g.slice *= x[d];
+  g.tuple = idx.back().value();
+  const size_t b = static_cast<size_t>(batch_dims), t = static_cast<size_t>(g.tuple);
+  for (size_t d = 0; d < b; ++d) g.batch = g.batch * x[d];
+  for (size_t d = b; d < x.size(); ++d) g.batch_elems = g.batch_elems * x[d];
+  for (size_t d = b; d + 1 < idx.size(); ++d) g.n_tuples = g.n_tuples * idx[d];
+  for (size_t k = 0; k < t; ++k) g.tuple_dims.push_back(x[b + k]);
+  for (size_t d = b + t; d < x.size(); ++d) g.slice = g.slice * x[d];
   return g;
 }
 
 void emit_gather_nd(EmitContext& ctx, const ir::Node& node) {
   Nd g = nd_of(node, node.i("batch_dims"));
   ctx.line(fmt::format("if (!kiln::rt::gather_nd_bytes({}, {}, {}, {}, {}, {}, {}, {}, {}, {})) {}",
-                       elem_size(node.input(0)), g.batch, g.batch_elems, g.n_tuples, g.tuple,
-                       ctx.array(g.tuple_dims), g.slice, ctx.in(node, 0), ctx.in(node, 1),
+                       elem_size(node.input(0)), ctx.dim(g.batch), ctx.dim(g.batch_elems), ctx.dim(g.n_tuples), g.tuple,
+                       ctx.dims(g.tuple_dims), ctx.dim(g.slice), ctx.in(node, 0), ctx.in(node, 1),
                        ctx.out(node, 0), fail_on_bad_index(ctx, node)));
 }
 
 void emit_scatter_nd(EmitContext& ctx, const ir::Node& node) {
   Nd g = nd_of(node, 0);
   const ir::DType t = node.input(0)->dtype();
-  copy_data(ctx, node);
+  ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(node, 0), ctx.in(node, 0), ctx.run_bytes(node.input(0))));
   ctx.line(fmt::format("if (!kiln::rt::scatter_nd<{}, {}, {}>({}, {}, {}, {}, {}, {}, {})) {}",
-                       scatter_kind(node), cpp_type(t), cpp_compute_type(t), g.n_tuples, g.tuple,
-                       ctx.array(g.tuple_dims), g.slice, ctx.in(node, 1), ctx.in(node, 2),
+                       scatter_kind(node), cpp_type(t), cpp_compute_type(t), ctx.dim(g.n_tuples), g.tuple,
+                       ctx.dims(g.tuple_dims), ctx.dim(g.slice), ctx.in(node, 1), ctx.in(node, 2),
                        ctx.out(node, 0), fail_on_bad_index(ctx, node)));
 }
 
@@ -103,8 +108,8 @@ std::string data_dependent(const ir::Node&) {
 void register_indexing_emitters(EmitterRegistry& r) {
   r.add("GatherElements", Emitter{.emit = emit_gather_elements});
   r.add("ScatterElements", Emitter{.emit = emit_scatter_elements});
-  r.add("GatherND", Emitter{.emit = emit_gather_nd});
-  r.add("ScatterND", Emitter{.emit = emit_scatter_nd});
+  r.add("GatherND", Emitter{.emit = emit_gather_nd, .dynamic_shapes = true});
+  r.add("ScatterND", Emitter{.emit = emit_scatter_nd, .dynamic_shapes = true});
   r.add("OneHot", Emitter{.emit = emit_onehot, .unsupported = [](const ir::Node& n) {
                             return n.input(1)->is_constant()
                                        ? std::string()

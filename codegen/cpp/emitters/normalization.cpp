@@ -52,7 +52,7 @@ std::string unsupported_softmax(const ir::Node& node) {
 }  // namespace
 
 void register_normalization_emitters(EmitterRegistry& r) {
-  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = unsupported_batchnorm});
+  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = unsupported_batchnorm, .batch_items = every_item});
   r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
   r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
 }

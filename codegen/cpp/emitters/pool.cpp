@@ -124,12 +124,15 @@ void emit_max_unpool(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_pool_emitters(EmitterRegistry& r) {
-  r.add("MaxPool", Emitter{.emit = emit_maxpool, .unsupported = unsupported_window});
-  r.add("AveragePool", Emitter{.emit = emit_avgpool, .unsupported = unsupported_window});
-  r.add("LpPool", Emitter{.emit = emit_pool_nd, .unsupported = unsupported_window});
+  // MaxPool's Indices count across the batch: only its one-output form runs item by item.
+  r.add("MaxPool", Emitter{.emit = emit_maxpool, .unsupported = unsupported_window, .batch_items = [](const ir::Node& n) {
+                             return n.num_outputs() == 1;
+                           }});
+  r.add("AveragePool", Emitter{.emit = emit_avgpool, .unsupported = unsupported_window, .batch_items = every_item});
+  r.add("LpPool", Emitter{.emit = emit_pool_nd, .unsupported = unsupported_window, .batch_items = every_item});
   r.add("MaxUnpool", Emitter{.emit = emit_max_unpool, .unsupported = max_unpool_unsupported});
-  r.add("GlobalAveragePool", Emitter{.emit = emit_global_avg, .unsupported = require_f32});
-  r.add("GlobalMaxPool", Emitter{.emit = emit_global_max});
+  r.add("GlobalAveragePool", Emitter{.emit = emit_global_avg, .unsupported = require_f32, .batch_items = every_item});
+  r.add("GlobalMaxPool", Emitter{.emit = emit_global_max, .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp

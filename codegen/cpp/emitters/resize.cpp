@@ -127,7 +127,7 @@ void emit(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_resize_emitters(EmitterRegistry& r) {
-  r.add("Resize", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes});
+  r.add("Resize", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes, .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp
