@@ -8,9 +8,10 @@ relative path of another folder's saved_model/), and input_K.npy, expected_K.npy
 `kiln run` (the interpreter) and the compiled executable (`kiln compile --emit exe`), every
 output within 1e-4 of the reference's scale, as tests/e2e/torch_models.py checks PyTorch's
 models. A symbolic batch (Keras exports a batch of None) is bound to the inputs' with --dim.
-The recurrent models (BOUNDED: a While over TensorLists) are also compiled once for a bounded
-batch (--dim batch=1..4) and run at the inputs' batch and at batch 1 (the first rows; their
-batch rows are independent, so the reference is the expected outputs' first rows).
+The recurrent models (a While over TensorLists) and the CNN (NHWC convolutions, pools, Pad),
+BOUNDED, are also compiled once for a bounded batch (--dim batch=1..4) and run at the inputs'
+batch, at batch 1 and at batch 3 (the first row, and the rows repeated; the rows are
+independent, so the reference is the expected outputs' rows taken the same way).
 """
 import os
 import subprocess
@@ -21,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_models import check_run_and_exe, compare, input_files, main, run  # noqa: E402
 
-BOUNDED = {"lstm", "gru"}
+BOUNDED = {"lstm", "gru", "cnn"}
 
 
 def model_args(folder):
@@ -50,13 +51,17 @@ def check_bounded_batch(kiln, folder, work, model, options):
         print(f"FAIL {name}: kiln compile --dim batch=1..4")
         return False
     ok = True
-    first = os.path.join(work, name, "first_rows")
-    os.makedirs(first, exist_ok=True)
-    for k, path in enumerate(input_files(folder)):
-        np.save(os.path.join(first, f"input_{k}.npy"), np.load(path)[:1])
-    for k, path in enumerate(sorted(f for f in os.listdir(folder) if f.startswith("expected_"))):
-        np.save(os.path.join(first, path), np.load(os.path.join(folder, path))[:1])
-    for k, (what, source) in enumerate((("the inputs' batch", folder), ("batch 1", first))):
+    sets = [("the inputs' batch", folder)]
+    for batch in (1, 3):  # the first row; the rows repeated to three
+        rows = os.path.join(work, name, f"rows{batch}")
+        os.makedirs(rows, exist_ok=True)
+        files = [(f"input_{k}.npy", p) for k, p in enumerate(input_files(folder))]
+        files += [(f, os.path.join(folder, f)) for f in os.listdir(folder) if f.startswith("expected_")]
+        for file, path in files:
+            a = np.load(path)
+            np.save(os.path.join(rows, file), np.concatenate([a] * batch)[:batch])
+        sets.append((f"batch {batch}", rows))
+    for k, (what, source) in enumerate(sets):
         out = os.path.join(work, name, f"bounded_exe{k}")
         if run([os.path.join(exe_dir, "m"), *input_files(source), "-o", out], out + ".log"):
             ok = compare(source, out, f"{name} bounded executable at {what}") and ok

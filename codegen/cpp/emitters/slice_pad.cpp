@@ -175,16 +175,19 @@ void emit_center_crop_pad(EmitContext& ctx, const ir::Node& node) {
 void register_slice_pad_emitters(EmitterRegistry& r) {
   r.add("Slice", Emitter{.emit = emit_slice, .unsupported = unsupported_slice, .dynamic_shapes = true});
   r.add("Split", Emitter{.emit = emit_split, .unsupported = unsupported_split, .dynamic_shapes = true});
+  // Pad runs item by item when the batch is its only symbolic dim: its pads on that axis are
+  // then zero (else the output's batch would be another dim than the input's).
   r.add("Pad", Emitter{.emit = emit_pad,
-                       .unsupported = [](const ir::Node& n) { return need_constants(n, {1, 3}); }});
+                       .unsupported = [](const ir::Node& n) { return need_constants(n, {1, 3}); },
+                       .batch_items = every_item});
   r.add("CenterCropPad", Emitter{.emit = emit_center_crop_pad, .unsupported = [](const ir::Node& n) {
                                     return need_constants(n, {1});
                                   }});
   r.add("Expand", Emitter{.emit = emit_expand, .unsupported = unsupported_expand, .dynamic_shapes = true});
   r.add("Tile", Emitter{.emit = emit_tile,
                         .unsupported = [](const ir::Node& n) { return need_constants(n, {1}); }});
-  r.add("DepthToSpace", Emitter{.emit = emit_depth_space});
-  r.add("SpaceToDepth", Emitter{.emit = emit_depth_space});
+  r.add("DepthToSpace", Emitter{.emit = emit_depth_space, .batch_items = every_item});
+  r.add("SpaceToDepth", Emitter{.emit = emit_depth_space, .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp
