@@ -13,9 +13,12 @@
 namespace kiln::ir {
 
 // The values a symbol may take at run time (--dim seq=1..256@64): inclusive bounds and the
-// point kernels are tuned for.
+// point kernels are tuned for. A data-dependent symbol (the count NonZero finds) is set by
+// the node that computes it while the model runs, not bound from the inputs; its max is the
+// capacity planned for.
 struct DimRange {
   int64_t min = 0, max = 0, opt = 0;
+  bool data_dependent = false;
   bool operator==(const DimRange&) const = default;
 };
 using DimRanges = std::map<std::string, DimRange>;

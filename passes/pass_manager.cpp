@@ -33,7 +33,7 @@ std::vector<std::string> pipeline_for_level(int level) {
   // fold_constants infers each node's shape just before folding it, in order: a shape computed
   // from Shape, Size and ConstantOfShape (LayerNormalization's function body) is folded before
   // the Reshape that reads it needs its length, which a separate infer_shapes pass first cannot.
-  std::vector<std::string> p = {"fold_constants", "eliminate_dead_code"};
+  std::vector<std::string> p = {"fold_constants", "bound_data_dependent_dims", "eliminate_dead_code"};
   if (level == 0) return p;
   if (level < 0 || level > 2) fail("-O{}: unknown optimization level (expected 0, 1 or 2)", level);
   // Before fold_constants turns the weights' DequantizeLinear into f32 constants.

@@ -118,14 +118,17 @@ typedef struct {N}_tensor {{
  * success. */
 int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs);
 /* Same, checking every tensor's dtype and shape against the model first: the inputs'
- * extents set the run's shapes, the outputs' must be those {N}_output_shape gives. */
+ * extents set the run's shapes, the outputs' must be those {N}_output_shape gives before
+ * the run (capacities, for sizes that depend on the data). */
 int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs,
                     const {N}_tensor* outputs, size_t n_outputs);
 /* Sets input i's extents for the next runs; fails (naming the input, the dim and its bounds)
  * outside the bounds {N}_input_min_dims .. {N}_input_dims. */
 int {N}_set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims);
 /* Input i's extents as set, and output i's for them (NULL when the inputs disagree on a
- * symbolic dim: {N}_error says which). */
+ * symbolic dim: {N}_error says which). An output whose size depends on the data (NonZero's
+ * count) has its capacity here until a run, and the extents that run produced after it;
+ * its buffer must have the capacity. */
 const int64_t* {N}_input_shape(const {N}_context* ctx, size_t i);
 const int64_t* {N}_output_shape({N}_context* ctx, size_t i);
 /* Why the last call failed, or NULL. */

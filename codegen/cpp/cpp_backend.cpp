@@ -380,6 +380,16 @@ std::string shape_code(const ir::Graph& graph, const EmitContext& ctx, const std
     for (const ir::Dim& d : v->shape().dims()) outputs += fmt::format("  O[{}] = {};\n", out_at++, ctx.dim(d));
   }
   out_off.push_back(std::to_string(out_at));
+  // Data-dependent dims start at their capacity: the outputs' shapes before a run are the
+  // buffers they need; after a run, the sizes found.
+  std::string capacities;
+  bool data_dependent = false;
+  for (const auto& [name, r] : ranges)
+    if (r.data_dependent) {
+      capacities += fmt::format("  D[{}] = {};  // '{}': its capacity until a run sets it\n",
+                                std::distance(ranges.begin(), ranges.find(name)), r.max, comment_text(name));
+      data_dependent = true;
+    }
   auto list = [](const std::vector<std::string>& v) { return v.empty() ? std::string("0") : fmt::format("{}", fmt::join(v, ", ")); };
   return fmt::format(R"cpp(constexpr size_t kNumDims = {n_dims};  // symbolic dims bounded at compile time
 const char* const kDimNames[] = {{{names}nullptr}};
@@ -391,8 +401,18 @@ const int64_t kInMin[] = {{{in_min}}};
 const int64_t kInMax[] = {{{in_max}}};
 const size_t kOutAt[] = {{{out_at}}};
 constexpr size_t kInDims = {in_dims}, kOutDims = {out_dims};
+// True when a node sets a dim while the model runs (NonZero's count): the outputs' extents
+// are then computed again after each run.
+constexpr bool kDataDependentDims = {data_dependent};
 
-// Binds the symbolic dims from the inputs' extents and computes the outputs'.
+// The outputs' extents from the symbolic dims D.
+void output_shapes(const int64_t* D, int64_t* O) {{
+  (void)D;
+  (void)O;
+{outputs}}}
+
+// Binds the symbolic dims from the inputs' extents and computes the outputs' (their
+// capacities, where a dim depends on the data).
 int bind_shapes({N}_context* ctx) {{
   if (ctx->shapes_bound) return 0;
   int64_t D[kNumDims + 1] = {{}};
@@ -412,10 +432,10 @@ int bind_shapes({N}_context* ctx) {{
       D[s] = v;
       seen[s] = i;
     }}
-  for (size_t k = 0; k < kNumDims; ++k) ctx->dims[k] = D[k];
-  int64_t* const O = ctx->out_shape;
-  (void)O;
-{outputs}  ctx->shapes_bound = true;
+{capacities}  for (size_t k = 0; k < kNumDims; ++k) ctx->dims[k] = D[k];
+  output_shapes(D, ctx->out_capacity);
+  for (size_t k = 0; k < kOutDims; ++k) ctx->out_shape[k] = ctx->out_capacity[k];
+  ctx->shapes_bound = true;
   return 0;
 }}
 
@@ -446,7 +466,8 @@ int set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {
                      fmt::arg("in_at", list(off)), fmt::arg("in_sym", list(sym)), fmt::arg("in_min", list(lo)),
                      fmt::arg("in_max", list(hi)), fmt::arg("out_at", list(out_off)),
                      fmt::arg("in_dims", std::max<size_t>(at, 1)), fmt::arg("out_dims", std::max<size_t>(out_at, 1)),
-                     fmt::arg("N", N), fmt::arg("outputs", outputs));
+                     fmt::arg("N", N), fmt::arg("outputs", outputs), fmt::arg("capacities", capacities),
+                     fmt::arg("data_dependent", data_dependent ? "true" : "false"));
 }
 
 std::string model_source(const ir::Graph& graph, const CppOptions& options, ModelCode& model, const GraphCode& main) {
@@ -513,7 +534,8 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Mode
   // bound from them (D in the generated code) and the outputs' extents.
   int64_t in_shape[{in_dims}] = {{}};
   int64_t dims[{n_dims}] = {{}};
-  int64_t out_shape[{out_dims}] = {{}};
+  int64_t out_shape[{out_dims}] = {{}};     // after a run: the extents it produced
+  int64_t out_capacity[{out_dims}] = {{}};  // the extents output buffers must have
   bool shapes_bound = false;
 }};
 
@@ -587,6 +609,7 @@ int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs) {
   try {{
     const int rc = run_graph(ctx, inputs, outputs);
     ctx->profiled = rc == 0 && ctx->profiling;
+    if (rc == 0 && kDataDependentDims) output_shapes(ctx->dims, ctx->out_shape);
     return rc;
   }} catch (...) {{
     return fail(ctx, "unexpected failure while running the model");
@@ -612,7 +635,7 @@ int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs,
     const char* name = is_in ? {N}_input_name(i) : {N}_output_name(i);
     int dtype = is_in ? {N}_input_dtype(i) : {N}_output_dtype(i);
     int rank = is_in ? {N}_input_rank(i) : {N}_output_rank(i);
-    const int64_t* dims = is_in ? ctx->in_shape + kInAt[i] : ctx->out_shape + kOutAt[i];
+    const int64_t* dims = is_in ? ctx->in_shape + kInAt[i] : ctx->out_capacity + kOutAt[i];
     bool same = t.data && t.dtype == dtype && t.rank == rank && (rank == 0 || t.dims);
     for (int d = 0; same && d < rank; ++d)
       same = is_in ? kInSym[kInAt[i] + d] >= 0 || t.dims[d] == kInMax[kInAt[i] + d] : t.dims[d] == dims[d];

@@ -136,6 +136,13 @@ std::string EmitContext::dim(const ir::Dim& d) const {
   });
 }
 
+std::string EmitContext::dim_slot(const std::string& symbol) const {
+  auto it = ranges_.find(symbol);
+  if (it == ranges_.end() || !it->second.data_dependent) fail("internal: '{}' is not a data-dependent dim", symbol);
+  // D is the context's dims array (see run_graph); only this node writes this slot.
+  return fmt::format("const_cast<int64_t*>(D)[{}]", std::distance(ranges_.begin(), it));
+}
+
 size_t max_value_bytes(const ir::Value* v) {
   const ir::Graph* g = v->graph();
   std::optional<int64_t> n = v->shape().max_numel(g ? g->dim_ranges() : ir::DimRanges{});

@@ -58,6 +58,9 @@ class EmitContext {
   // A dim as C++: its number, or an int64_t expression over D[k]. Fails on an unknown dim or
   // a symbol without bounds.
   std::string dim(const ir::Dim& d) const;
+  // The run's slot of a data-dependent symbol (ir::DimRange::data_dependent), as an lvalue:
+  // the node that computes the count stores it there for the nodes after it.
+  std::string dim_slot(const std::string& symbol) const;
   // Extent `axis` of a value, and its element count.
   std::string extent(const ir::Value* v, size_t axis) const { return dim(v->shape()[axis]); }
   std::string numel(const ir::Value* v) const { return dim(v->shape().product()); }

@@ -1,5 +1,5 @@
-// Object-detection ops: NonMaxSuppression (its output's length depends on the data, so it
-// runs in the interpreter only) and RoiAlign. Kernels: kiln/rt/detection.h.
+// Object-detection ops: NonMaxSuppression (its output's length depends on the data: compiled,
+// a data-dependent dim) and RoiAlign. Kernels: kiln/rt/detection.h.
 #include "ir/ops/detection.h"
 
 #include "ir/ops/op_helpers.h"
@@ -20,7 +20,11 @@ void infer_nms(Node& node) {
   if (s.rank() != 3) fail("{}: scores must be [batches, classes, boxes], got {}", node.describe(), s.str());
   const int64_t cpb = node.i("center_point_box");
   if (cpb != 0 && cpb != 1) fail("{}: center_point_box must be 0 or 1, got {}", node.describe(), cpb);
-  node.output(0)->set_type(DType::I64, Shape({Dim::unknown(), Dim(3)}));
+  // The count is known when the node runs; a compile gives it a symbol of its own
+  // (passes::bound_data_dependent_dims), which later inference keeps.
+  const Value* y = node.output(0);
+  const bool counted = y->has_type() && y->shape().rank() == 2 && y->shape()[0].is_symbol();
+  node.output(0)->set_type(DType::I64, Shape({counted ? y->shape()[0] : Dim::unknown(), Dim(3)}));
 }
 
 // A scalar (or one-element) input's value, or `fallback` when omitted or empty.

@@ -163,10 +163,25 @@ int64_t nd_offset(const Node& node, const Tensor& indices, const std::vector<int
 void infer_gather_nd(Node& node) {
   require_dtype(node, 1, {DType::I64});
   const Shape &d = node.input(0)->shape(), &i = node.input(1)->shape();
-  if (!d.is_static() || !i.is_static())
-    fail("{}: data {} and indices {} must have static shapes", node.describe(), d.str(), i.str());
-  NdGeometry g = nd_geometry(node, d.values(), i.values(), node.i("batch_dims"));
-  node.output(0)->set_type(node.input(0)->dtype(), Shape::of(g.out_dims));
+  if (d.is_static() && i.is_static()) {
+    NdGeometry g = nd_geometry(node, d.values(), i.values(), node.i("batch_dims"));
+    node.output(0)->set_type(node.input(0)->dtype(), Shape::of(g.out_dims));
+    return;
+  }
+  // Symbolic dims (a bounded batch, NonZero's count): the same rule over dims; the tuple
+  // length, indices' last dim, must be a number.
+  const int64_t r = static_cast<int64_t>(d.rank()), q = static_cast<int64_t>(i.rank()), bd = node.i("batch_dims");
+  if (q == 0 || r == 0 || !i[q - 1].is_static())
+    fail("{}: data {} and indices {}: the tuple length (indices' last dim) must be known", node.describe(), d.str(),
+         i.str());
+  const int64_t tuple = i[q - 1].value();
+  if (bd < 0 || bd >= std::min(r, q) || tuple < 1 || bd + tuple > r)
+    fail("{}: indices {} with batch_dims {} do not fit data {}", node.describe(), i.str(), bd, d.str());
+  std::vector<Dim> y;
+  for (int64_t b = 0; b < bd; ++b) y.push_back(d[b]);
+  for (int64_t k = bd; k < q - 1; ++k) y.push_back(i[k]);
+  for (int64_t k = bd + tuple; k < r; ++k) y.push_back(d[k]);
+  node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(y)));
 }
 
 void eval_gather_nd(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
@@ -394,8 +409,12 @@ void register_indexing_ops(Registry& r) {
       .inputs = {{"X"}},
       .outputs = {"Y"},
       .infer = [](Node& n) {
+        // The count is unknown until the node runs; a compile gives it a symbol of its own
+        // (passes::bound_data_dependent_dims), which later inference keeps.
+        const Value* y = n.output(0);
+        const bool counted = y->has_type() && y->shape().rank() == 2 && y->shape()[1].is_symbol();
         n.output(0)->set_type(DType::I64, Shape({Dim(static_cast<int64_t>(n.input(0)->shape().rank())),
-                                                 Dim::unknown()}));
+                                                 counted ? y->shape()[1] : Dim::unknown()}));
       },
       .eval = eval_nonzero,
   });

@@ -355,6 +355,7 @@ class Execution {
       if (!write_chrome_trace(o_.profile, api_.model_name ? api_.model_name : "model", o_.threads, events_, e))
         throw Failure{e};
     }
+    refresh_output_shapes();
     if (o_.has_out_dir)
       write_outputs(out_info_, outputs_, o_.out_dir, out_files);
     else
@@ -377,6 +378,14 @@ class Execution {
       out_dims_[i].assign(d, d + out_info_[i].rank);
       out_info_[i].dims = out_dims_[i].data();
     }
+  }
+
+  // After a run: outputs whose size depends on the data (NonZero's count) now have the
+  // extents that run produced, within the buffers allocated for their capacity.
+  void refresh_output_shapes() {
+    if (!api_.output_shape) return;
+    for (size_t i = 0; i < out_dims_.size(); ++i)
+      if (const int64_t* d = api_.output_shape(ctx_, static_cast<int>(i))) out_dims_[i].assign(d, d + out_info_[i].rank);
   }
 
   void start_profiling() {
@@ -423,6 +432,7 @@ class Execution {
     BenchHooks hooks{[this] { return run_once(); },
                      [this, files](const std::string& dir) {
                        try {
+                         refresh_output_shapes();
                          write_outputs(out_info_, outputs_, dir, files);
                        } catch (const Failure& f) {
                          throw std::runtime_error(f.message);

@@ -1,8 +1,9 @@
 """Models compiled once with a bounded symbolic dim (models/dynamic/: encoders exported with a
 dynamic sequence length) run at every sample length, against ONNX Runtime's outputs; for
 bert_seq also lengths outside the bounds refused with a message naming the input, the dim and
-the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c); and two CNNs of
-models/ with their batch made symbolic, compiled for a bounded batch.
+the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c); two CNNs of models/
+with their batch made symbolic, compiled for a bounded batch; and NonZero and NonMaxSuppression,
+whose counts the compiled code finds at run time.
 
     dynamic_dims.py KILN WORK
 
@@ -35,6 +36,8 @@ def report(what, problem):
 def error_of(got, ref):
     if got.shape != ref.shape:
         return f"shape {list(got.shape)}, ONNX Runtime's {list(ref.shape)}"
+    if ref.size == 0:
+        return None
     scale = max(1.0, float(np.max(np.abs(ref))))
     err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) / scale
     return None if err <= TOLERANCE else f"differs by {err:.3g} of its scale (limit {TOLERANCE})"
@@ -150,6 +153,74 @@ def main():
             produced = sorted(glob.glob(os.path.join(res, "*.npy")))
             problem = p.stdout[-2000:] if p.returncode or len(produced) != 1 else error_of(np.load(produced[0]), want)
             ok = report(f"{cnn} compiled for batches 1..4, at batch {batch}", problem) and ok
+
+    # NonZero's count is known only when it runs: compiled with its output planned for every
+    # element non-zero, the count set by the node and read by the Transpose and GatherND after
+    # it. Over a bounded batch, at batches 1 and 3 and with nothing non-zero, against ONNX Runtime.
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["coords"]),
+         helper.make_node("Transpose", ["coords"], ["tuples"], perm=[1, 0]),
+         helper.make_node("GatherND", ["r", "tuples"], ["values"])],
+        "nonzero", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+        [helper.make_tensor_value_info("coords", TensorProto.INT64, [2, None]),
+         helper.make_tensor_value_info("values", TensorProto.FLOAT, [None])])
+    nz_model = os.path.join(work, "nonzero.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), nz_model)
+    out_nz = os.path.join(work, "nonzero")
+    p = run([kiln, "compile", nz_model, "--dim", "batch=1..4", "--name", "m", "-o", out_nz])
+    if not report("NonZero + Transpose + GatherND compiled with --dim batch=1..4",
+                  p.stdout[-2000:] if p.returncode else None):
+        ok = False
+    else:
+        session = ort.InferenceSession(nz_model, providers=["CPUExecutionProvider"])
+        for what, x in (("batch 1", rng.standard_normal([1, 6])), ("batch 3", rng.standard_normal([3, 6])),
+                        ("batch 4, all zero", np.zeros([4, 6])), ("batch 4, all non-zero", np.ones([4, 6]))):
+            x = x.astype(np.float32)
+            xb = os.path.join(work, "nz_x.npy")
+            np.save(xb, x)
+            res = os.path.join(work, "nz_" + what.replace(" ", "_").replace(",", ""))
+            p = run([os.path.join(out_nz, "m"), "-i", f"x={xb}", "-o", res])
+            problem = p.stdout[-2000:] if p.returncode else None
+            if not problem:
+                want = session.run(None, {"x": x})
+                for k, name in enumerate(("coords", "values")):
+                    problem = problem or error_of(np.load(os.path.join(res, f"{name}.npy")), want[k])
+            ok = report(f"NonZero compiled, {what}", problem) and ok
+
+    # NonMaxSuppression's count of boxes kept, the same way, over a bounded batch of images; the
+    # thresholds are inputs, read when it runs.
+    graph = helper.make_graph(
+        [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_per_class", "iou", "score_min"], ["kept"])],
+        "nms", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, ["batch", 8, 4]),
+                helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["batch", 2, 8]),
+                helper.make_tensor_value_info("max_per_class", TensorProto.INT64, [1]),
+                helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]),
+                helper.make_tensor_value_info("score_min", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("kept", TensorProto.INT64, [None, 3])])
+    nms_model = os.path.join(work, "nms.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), nms_model)
+    out_nms = os.path.join(work, "nms")
+    p = run([kiln, "compile", nms_model, "--dim", "batch=1..3", "--name", "m", "-o", out_nms])
+    if not report("NonMaxSuppression compiled with --dim batch=1..3", p.stdout[-2000:] if p.returncode else None):
+        ok = False
+    else:
+        session = ort.InferenceSession(nms_model, providers=["CPUExecutionProvider"])
+        for batch, limit, iou, score_min in ((1, 3, 0.5, 0.0), (3, 8, 0.3, 0.4), (2, 0, 0.5, 0.0)):
+            corners = rng.uniform(0, 10, [batch, 8, 2, 2]).astype(np.float32)
+            feeds = {"boxes": np.concatenate([corners.min(axis=2), corners.max(axis=2)], axis=2),
+                     "scores": rng.uniform(0, 1, [batch, 2, 8]).astype(np.float32),
+                     "max_per_class": np.array([limit], np.int64), "iou": np.array([iou], np.float32),
+                     "score_min": np.array([score_min], np.float32)}
+            args = []
+            for name, value in feeds.items():
+                np.save(os.path.join(work, f"nms_{name}.npy"), value)
+                args += ["-i", f"{name}={os.path.join(work, f'nms_{name}.npy')}"]
+            res = os.path.join(work, f"nms_run{batch}")
+            p = run([os.path.join(out_nms, "m"), *args, "-o", res])
+            problem = p.stdout[-2000:] if p.returncode else error_of(
+                np.load(os.path.join(res, "kept.npy")), session.run(None, feeds)[0])
+            ok = report(f"NonMaxSuppression compiled, batch {batch}, at most {limit} a class", problem) and ok
 
     # The C API, through the static library.
     api_exe = os.path.join(work, "dynamic_api")

@@ -202,10 +202,11 @@ int main(int argc, char** argv) {
         "exe with external weights runs after moving");
   compare_named(output_names, model_dir, work / "external_out", "external weights");
 
-  // 5. The generated sources alone, built with CMake.
+  // 5. The generated sources alone, built with CMake. Debug (-O0): the check is that the tree
+  // builds and runs on its own; at Release the runtime's kernels took 80 s of CI time more.
   if (with_cmake) {
     fs::path build = work / "cmake_build";
-    check(sh(fmt::format("cmake -S '{}' -B '{}' -DCMAKE_BUILD_TYPE=Release > '{}/cmake.log' 2>&1 && cmake --build '{}' -j2 >> '{}/cmake.log' 2>&1",
+    check(sh(fmt::format("cmake -S '{}' -B '{}' -DCMAKE_BUILD_TYPE=Debug > '{}/cmake.log' 2>&1 && cmake --build '{}' -j2 >> '{}/cmake.log' 2>&1",
                          (out / "src").string(), build.string(), work.string(), build.string(), work.string())) == 0,
           "generated CMake project builds");
     check(sh(fmt::format("'{}' {} -o '{}'", (build / name).string(), inputs, (work / "cmake_out").string())) == 0,

@@ -95,6 +95,13 @@ void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epil
                        needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr", epilogue));
 }
 
+bool is_data_dependent_dim(const ir::Value* v, size_t axis) {
+  const ir::Graph* g = v->graph();
+  if (!g || !v->has_type() || axis >= v->shape().rank() || !v->shape()[axis].is_symbol()) return false;
+  auto it = g->dim_ranges().find(v->shape()[axis].name());
+  return it != g->dim_ranges().end() && it->second.data_dependent;
+}
+
 bool is_f32_constant(const ir::Value* v) {
   return v != nullptr && v->is_constant() && v->dtype() == ir::DType::F32;
 }

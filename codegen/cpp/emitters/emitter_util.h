@@ -33,6 +33,9 @@ bool gemm_packs_b(const ir::Node& node, size_t input);
 kiln::rt::Conv2dParams conv2d_params(const ir::Node& node);
 // Empty when the conv compiles, else why not.
 std::string unsupported_conv2d(const ir::Node& node);
+// True when axis `axis` of `v` is a data-dependent dim (passes::bound_data_dependent_dims): a
+// symbol the node that writes `v` sets when it runs.
+bool is_data_dependent_dim(const ir::Value* v, size_t axis);
 size_t conv2d_scratch_bytes(const ir::Node& node, const EmitOptions& options);
 // The Winograd tile (4: F(4x4,3x3), 2: F(2x2,3x3)) emit_conv2d runs `node` with, 0 for im2col:
 // for constant weights where Winograd applies, chosen by shape (kiln::rt::winograd_choose_tile)

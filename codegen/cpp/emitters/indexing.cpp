@@ -1,6 +1,7 @@
 // Ops that read indices at run time: GatherElements, GatherND, ScatterElements, ScatterND,
 // OneHot. Every index is bounds-checked by the kernel; a bad one fails the run naming the
-// node. NonZero and Unique have data-dependent shapes and run in the interpreter only.
+// node. NonZero's count is known only when it runs (a data-dependent dim); Unique runs in the
+// interpreter only.
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -103,6 +104,30 @@ std::string data_dependent(const ir::Node&) {
   return "its output shape depends on the input data (runs in the interpreter only)";
 }
 
+// NonZero's count is a data-dependent symbol (passes::bound_data_dependent_dims): the output
+// is planned for every element being non-zero, and the count found is stored for the nodes
+// after it and for the output's shape.
+std::string nonzero_unsupported(const ir::Node& node) {
+  if (!is_data_dependent_dim(node.output(0), 1)) return data_dependent(node);
+  switch (node.input(0)->dtype()) {
+    case ir::DType::F32: case ir::DType::F64: case ir::DType::I8: case ir::DType::U8: case ir::DType::I16:
+    case ir::DType::U16: case ir::DType::I32: case ir::DType::U32: case ir::DType::I64: case ir::DType::U64:
+    case ir::DType::Bool:
+      return "";
+    default:
+      return fmt::format("compiled NonZero reads f32, f64, integer and bool tensors, not {}",
+                         ir::dtype_name(node.input(0)->dtype()));
+  }
+}
+
+void emit_nonzero(EmitContext& ctx, const ir::Node& node) {
+  const ir::Value* x = node.input(0);
+  const std::string t = cpp_type(x->dtype());
+  ctx.line(fmt::format("{} = kiln::rt::nonzero<{}>({}, {}, reinterpret_cast<const {}*>({}), {});",
+                       ctx.dim_slot(node.output(0)->shape()[1].name()), t, x->shape().rank(),
+                       ctx.dims(x->shape().dims()), t, ctx.in(node, 0), ctx.out(node, 0)));
+}
+
 }  // namespace
 
 void register_indexing_emitters(EmitterRegistry& r) {
@@ -116,7 +141,7 @@ void register_indexing_emitters(EmitterRegistry& r) {
                                        : fmt::format("input '{}' (depth) must be known at compile time",
                                                      n.input(1)->name());
                           }});
-  r.add("NonZero", Emitter{.emit = nullptr, .unsupported = data_dependent});
+  r.add("NonZero", Emitter{.emit = emit_nonzero, .unsupported = nonzero_unsupported, .dynamic_shapes = true});
   r.add("Unique", Emitter{.emit = nullptr, .unsupported = data_dependent});
 }
 

@@ -46,4 +46,27 @@ inline int64_t tuple_offset(int tuple, const int64_t* dims, const int64_t* coord
   return off * slice;
 }
 
+// NonZero: the coordinates of x's non-zero elements (row-major order) as a rank x count
+// matrix in y, which holds at least rank * numel elements; returns count. A scalar counts as
+// one element of rank 1 (its row all zeros).
+template <typename T>
+int64_t nonzero(int rank, const int64_t* dims, const T* x, int64_t* y) noexcept {
+  int64_t numel = 1;
+  for (int d = 0; d < rank; ++d) numel *= dims[d];
+  int64_t count = 0;
+  for (int64_t i = 0; i < numel; ++i) count += x[i] != T(0);
+  const int rows = rank > 0 ? rank : 1;
+  for (int64_t i = 0, j = 0; i < numel; ++i) {
+    if (!(x[i] != T(0))) continue;
+    int64_t rest = i;
+    for (int d = rows - 1; d >= 0; --d) {
+      const int64_t extent = rank > 0 ? dims[d] : 1;
+      y[d * count + j] = rest % extent;
+      rest /= extent;
+    }
+    ++j;
+  }
+  return count;
+}
+
 }  // namespace kiln::rt
