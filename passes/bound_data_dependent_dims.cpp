@@ -22,7 +22,9 @@ std::optional<int64_t> max_of(const ir::Graph& g, const ir::Dim& d) {
 // The axis of output 0 that depends on the data, and the most it can be; nullopt when the
 // node is not one of these ops, is already bounded, or its inputs are not.
 std::optional<std::pair<size_t, int64_t>> data_dependent_extent(const ir::Graph& g, const ir::Node& n) {
-  if (!n.input(0)->has_type() || !n.output(0)->has_type()) return std::nullopt;
+  if ((n.op() != "NonZero" && n.op() != "NonMaxSuppression") || !n.has_input(0) || !n.input(0)->has_type() ||
+      n.num_outputs() == 0 || !n.output(0) || !n.output(0)->has_type())
+    return std::nullopt;
   const ir::Shape& y = n.output(0)->shape();
   if (n.op() == "NonZero") {
     if (y.rank() != 2 || !y[1].is_unknown()) return std::nullopt;

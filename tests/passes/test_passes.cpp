@@ -96,6 +96,7 @@ void run_file(const std::string& pass) {
 
 TEST_CASE("infer_shapes") { run_file("infer_shapes"); }
 TEST_CASE("fold_constants") { run_file("fold_constants"); }
+TEST_CASE("bound_data_dependent_dims") { run_file("bound_data_dependent_dims"); }
 TEST_CASE("eliminate_dead_code") { run_file("eliminate_dead_code"); }
 TEST_CASE("eliminate_identities") { run_file("eliminate_identities"); }
 TEST_CASE("eliminate_common_subexpressions") { run_file("eliminate_common_subexpressions"); }
