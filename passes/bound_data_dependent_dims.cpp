@@ -1,5 +1,6 @@
 // Pass: some ops' output extents are known only when the node runs: NonZero's count of
-// non-zero elements, NonMaxSuppression's count of boxes kept. For compiling, each such extent
+// non-zero elements, NonMaxSuppression's count of boxes kept, Compress's count of slices kept
+// by a condition that is not a constant, Unique's count of distinct slices. For compiling, each such extent
 // becomes a symbol of its own ("NODE:count"), bounded by the most the op can produce and marked
 // data-dependent: the output is planned for that capacity, the generated code stores the
 // count it finds in the run's dims, and the shapes after it are expressions of that symbol.
@@ -22,7 +23,8 @@ std::optional<int64_t> max_of(const ir::Graph& g, const ir::Dim& d) {
 // The axis of output 0 that depends on the data, and the most it can be; nullopt when the
 // node is not one of these ops, is already bounded, or its inputs are not.
 std::optional<std::pair<size_t, int64_t>> data_dependent_extent(const ir::Graph& g, const ir::Node& n) {
-  if ((n.op() != "NonZero" && n.op() != "NonMaxSuppression") || !n.has_input(0) || !n.input(0)->has_type() ||
+  if ((n.op() != "NonZero" && n.op() != "NonMaxSuppression" && n.op() != "Compress" &&
+       n.op() != "Unique") || !n.has_input(0) || !n.input(0)->has_type() ||
       n.num_outputs() == 0 || !n.output(0) || !n.output(0)->has_type())
     return std::nullopt;
   const ir::Shape& y = n.output(0)->shape();
@@ -31,6 +33,37 @@ std::optional<std::pair<size_t, int64_t>> data_dependent_extent(const ir::Graph&
     const std::optional<int64_t> capacity = n.input(0)->shape().max_numel(g.dim_ranges());
     if (!capacity) return std::nullopt;
     return std::pair{size_t{1}, *capacity};
+  }
+  if (n.op() == "Unique") {
+    // At most every slice of the axis distinct (every element, without one).
+    const ir::Shape& x = n.input(0)->shape();
+    size_t axis = 0;
+    if (n.has_attr("axis")) {
+      const std::optional<int64_t> a = ir::normalize_axis(n.i("axis"), static_cast<int64_t>(x.rank()));
+      if (!a) return std::nullopt;
+      axis = static_cast<size_t>(*a);
+    }
+    if (axis >= y.rank() || !y[axis].is_unknown()) return std::nullopt;
+    const std::optional<int64_t> len = n.has_attr("axis") ? max_of(g, x[axis]) : x.max_numel(g.dim_ranges());
+    if (!len) return std::nullopt;
+    return std::pair{axis, *len};
+  }
+  if (n.op() == "Compress") {
+    // At most every slice of the axis (every element, without one), and no more than the
+    // condition has entries.
+    const ir::Shape& x = n.input(0)->shape();
+    if (!n.input(1)->has_type() || n.input(1)->shape().rank() != 1) return std::nullopt;
+    size_t axis = 0;
+    if (n.has_attr("axis")) {
+      const std::optional<int64_t> a = ir::normalize_axis(n.i("axis"), static_cast<int64_t>(x.rank()));
+      if (!a) return std::nullopt;
+      axis = static_cast<size_t>(*a);
+    }
+    if (axis >= y.rank() || !y[axis].is_unknown()) return std::nullopt;
+    const std::optional<int64_t> len = n.has_attr("axis") ? max_of(g, x[axis]) : x.max_numel(g.dim_ranges());
+    const std::optional<int64_t> cond = max_of(g, n.input(1)->shape()[0]);
+    if (!len || !cond) return std::nullopt;
+    return std::pair{axis, std::min(*len, *cond)};
   }
   if (n.op() == "NonMaxSuppression") {
     if (y.rank() != 2 || !y[0].is_unknown() || !n.input(1)->has_type()) return std::nullopt;
@@ -61,7 +94,7 @@ void bound_data_dependent_dims(ir::Graph& graph) {
         ir::DimRange{.min = 0, .max = extent->second, .opt = extent->second, .data_dependent = true};
     std::vector<ir::Dim> dims = n->output(0)->shape().dims();
     dims[extent->first] = ir::Dim::symbol(name);
-    n->output(0)->set_type(ir::DType::I64, ir::Shape(std::move(dims)));
+    n->output(0)->set_type(n->output(0)->dtype(), ir::Shape(std::move(dims)));
     added = true;
   }
   if (!added) return;

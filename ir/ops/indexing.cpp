@@ -292,13 +292,22 @@ void eval_nonzero(const Node& node, std::span<const Tensor* const> in, std::vect
 
 void infer_unique(Node& node) {
   const DType t = node.input(0)->dtype();
+  const Shape& x = node.input(0)->shape();
   const bool flat = !node.has_attr("axis");
-  const size_t rank = flat ? 1 : node.input(0)->shape().rank();
-  if (!flat) require_axis(node, node.i("axis"), static_cast<int64_t>(rank));
-  std::vector<Dim> y = flat ? std::vector<Dim>{Dim::unknown()} : node.input(0)->shape().dims();
-  if (!flat) y[*normalize_axis(node.i("axis"), static_cast<int64_t>(rank))] = Dim::unknown();
-  node.output(0)->set_type(t, Shape(std::move(y)));
-  for (size_t k = 1; k < node.num_outputs(); ++k) node.output(k)->set_type(DType::I64, Shape({Dim::unknown()}));
+  const size_t rank = flat ? 1 : x.rank();
+  const size_t axis = flat ? 0 : static_cast<size_t>(require_axis(node, node.i("axis"), static_cast<int64_t>(rank)));
+  // The count is known when the node runs; a compile gives it a symbol of its own
+  // (passes::bound_data_dependent_dims), which later inference keeps.
+  const Value* y0 = node.output(0);
+  const Dim count = y0 && y0->has_type() && y0->shape().rank() == rank && y0->shape()[axis].is_symbol()
+                        ? y0->shape()[axis]
+                        : Dim::unknown();
+  std::vector<Dim> y = flat ? std::vector<Dim>{count} : x.dims();
+  y[axis] = count;
+  if (node.output(0)) node.output(0)->set_type(t, Shape(std::move(y)));
+  const Dim len = flat ? x.product() : x[axis];  // inverse_indices: one per slice of the input
+  for (size_t k = 1; k < node.num_outputs(); ++k)
+    if (node.output(k)) node.output(k)->set_type(DType::I64, Shape({k == 2 ? len : count}));
 }
 
 void eval_unique(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {

@@ -92,6 +92,12 @@ void infer_compress(Node& node) {
   const bool len_known = has_axis ? x[axis].is_static() : x.is_static();
   if (node.input(1)->is_constant() && len_known)
     kept = compress_count(node, node.input(1)->constant(), has_axis ? x[axis].value() : x.numel());
+  // A condition known only at run time: a compile gives the count a symbol of its own
+  // (passes::bound_data_dependent_dims), which later inference keeps.
+  const Value* y = node.output(0);
+  if (kept.is_unknown() && y->has_type() && y->shape().rank() == (has_axis ? x.rank() : 1) &&
+      y->shape()[axis].is_symbol())
+    kept = y->shape()[axis];
   std::vector<Dim> dims = has_axis ? x.dims() : std::vector<Dim>{Dim()};
   dims[axis] = kept;
   node.output(0)->set_type(node.input(0)->dtype(), Shape(dims));

@@ -1,7 +1,6 @@
 // Ops that read indices at run time: GatherElements, GatherND, ScatterElements, ScatterND,
 // OneHot. Every index is bounds-checked by the kernel; a bad one fails the run naming the
-// node. NonZero's count is known only when it runs (a data-dependent dim); Unique runs in the
-// interpreter only.
+// node. NonZero's and Unique's counts are known only when they run (data-dependent dims).
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
@@ -120,6 +119,50 @@ std::string nonzero_unsupported(const ir::Node& node) {
   }
 }
 
+// Unique: the count of distinct slices is a data-dependent dim, as NonZero's.
+size_t unique_axis(const ir::Node& node) {
+  return node.has_attr("axis")
+             ? static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(node.input(0)->shape().rank())))
+             : 0;
+}
+
+std::string unique_unsupported(const ir::Node& node) {
+  if (!node.output(0) || !is_data_dependent_dim(node.output(0), unique_axis(node))) return data_dependent(node);
+  if (!node.input(0)->shape().is_static()) return "compiled Unique needs a static input shape";
+  if (ir::dtype_size(node.input(0)->dtype()) > 8 || node.input(0)->dtype() == ir::DType::F16 ||
+      node.input(0)->dtype() == ir::DType::BF16 || cpp_type(node.input(0)->dtype()).rfind("kiln::", 0) == 0)
+    return fmt::format("compiled Unique reads f32, f64, integer and bool tensors, not {}",
+                       ir::dtype_name(node.input(0)->dtype()));
+  return "";
+}
+
+int64_t unique_len(const ir::Node& node) {
+  const std::vector<int64_t> x = dims_of(node.input(0));
+  return node.has_attr("axis") ? x[unique_axis(node)] : numel_of(node.input(0));
+}
+
+size_t unique_scratch_bytes(const ir::Node& node, const EmitOptions&) {
+  return static_cast<size_t>(4 * unique_len(node)) * sizeof(int64_t);
+}
+
+void emit_unique(EmitContext& ctx, const ir::Node& node) {
+  const std::vector<int64_t> x = dims_of(node.input(0));
+  int64_t outer = 1, inner = 1;
+  const int64_t len = unique_len(node);
+  if (node.has_attr("axis")) {
+    const size_t axis = unique_axis(node);
+    for (size_t d = 0; d < axis; ++d) outer *= x[d];
+    for (size_t d = axis + 1; d < x.size(); ++d) inner *= x[d];
+  }
+  auto out_or_null = [&](size_t k) {
+    return k < node.num_outputs() && node.output(k) ? ctx.out(node, k) : std::string("nullptr");
+  };
+  ctx.line(fmt::format("{} = kiln::rt::unique<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, reinterpret_cast<int64_t*>{});",
+                       ctx.dim_slot(node.output(0)->shape()[unique_axis(node)].name()), cpp_type(node.input(0)->dtype()),
+                       outer, len, inner, ctx.in(node, 0), node.i("sorted") != 0 ? "true" : "false", ctx.out(node, 0),
+                       out_or_null(1), out_or_null(2), out_or_null(3), ctx.scratch(node)));
+}
+
 void emit_nonzero(EmitContext& ctx, const ir::Node& node) {
   const ir::Value* x = node.input(0);
   const std::string t = cpp_type(x->dtype());
@@ -142,7 +185,10 @@ void register_indexing_emitters(EmitterRegistry& r) {
                                                      n.input(1)->name());
                           }});
   r.add("NonZero", Emitter{.emit = emit_nonzero, .unsupported = nonzero_unsupported, .dynamic_shapes = true});
-  r.add("Unique", Emitter{.emit = nullptr, .unsupported = data_dependent});
+  r.add("Unique", Emitter{.emit = emit_unique,
+                          .unsupported = unique_unsupported,
+                          .scratch_bytes = unique_scratch_bytes,
+                          .dynamic_shapes = true});
 }
 
 }  // namespace kiln::codegen::cpp

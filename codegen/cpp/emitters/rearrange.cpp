@@ -22,10 +22,20 @@ void emit_reverse_sequence(EmitContext& ctx, const ir::Node& node) {
                        ctx.fail_stmt(node, fmt::format("a sequence length is outside [0, {}]", time))));
 }
 
+// The count of slices kept is a number when the condition is constant, else a data-dependent
+// dim (passes::bound_data_dependent_dims) the node sets when it runs.
+size_t compress_axis(const ir::Node& node) {
+  return node.has_attr("axis")
+             ? static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(node.input(0)->shape().rank())))
+             : 0;
+}
+
 std::string unsupported_compress(const ir::Node& node) {
-  if (!node.input(1)->is_constant())
+  if (!node.input(1)->is_constant() && !is_data_dependent_dim(node.output(0), compress_axis(node)))
     return fmt::format("input '{}' (condition) must be known at compile time: it decides the output shape",
                        node.input(1)->name());
+  if (!node.input(0)->shape().is_static() || !node.input(1)->shape().is_static())
+    return "compiled Compress needs static input and condition shapes";
   return "";
 }
 
@@ -37,6 +47,13 @@ void emit_compress(EmitContext& ctx, const ir::Node& node) {
     len = x[axis];
     for (int64_t d = 0; d < axis; ++d) outer *= x[d];
     for (size_t d = axis + 1; d < x.size(); ++d) inner *= x[d];
+  }
+  if (!node.input(1)->is_constant()) {
+    ctx.line(fmt::format("const int64_t kept = kiln::rt::compress_count({}, {}, {});", ctx.in(node, 1),
+                         numel_of(node.input(1)), len));
+    ctx.line(fmt::format("if (kept < 0) {}", ctx.fail_stmt(node, fmt::format("the condition selects past the {} "
+                                                                            "entries of the axis", len))));
+    ctx.line(fmt::format("{} = kept;", ctx.dim_slot(node.output(0)->shape()[compress_axis(node)].name())));
   }
   ctx.line(fmt::format("kiln::rt::compress<{}>({}, {}, {}, {}, {}, {}, {});", cpp_type(node.input(0)->dtype()), outer,
                        len, inner, ctx.in(node, 1), numel_of(node.input(1)), ctx.in(node, 0), ctx.out(node, 0)));
@@ -57,7 +74,7 @@ void emit_tensor_scatter(EmitContext& ctx, const ir::Node& node) {
 
 void register_rearrange_emitters(EmitterRegistry& r) {
   r.add("ReverseSequence", Emitter{.emit = emit_reverse_sequence});
-  r.add("Compress", Emitter{.emit = emit_compress, .unsupported = unsupported_compress});
+  r.add("Compress", Emitter{.emit = emit_compress, .unsupported = unsupported_compress, .dynamic_shapes = true});
   r.add("TensorScatter", Emitter{.emit = emit_tensor_scatter});
 }
 

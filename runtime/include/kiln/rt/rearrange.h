@@ -5,6 +5,7 @@
 // is then incomplete).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kiln::rt {
@@ -38,6 +39,69 @@ void compress(int64_t outer, int64_t len, int64_t inner, const bool* cond, int64
       const T* src = x + (o * len + k) * inner;
       for (int64_t i = 0; i < inner; ++i) *out++ = src[i];
     }
+}
+
+// How many slices Compress keeps (true entries of cond), or -1 when one lies at or past the
+// axis' length `len`.
+inline int64_t compress_count(const bool* cond, int64_t cond_len, int64_t len) noexcept {
+  int64_t count = 0;
+  for (int64_t k = 0; k < cond_len; ++k)
+    if (cond[k]) {
+      if (k >= len) return -1;
+      ++count;
+    }
+  return count;
+}
+
+// Unique of x [outer, len, inner] along len: the distinct slices (each the outer x inner values
+// of one k, compared in that order), sorted ascending or in order of first occurrence, into
+// y [outer, count, inner]; first (count) the index of each one's first occurrence, inverse
+// (len) each slice's position in y, counts (count) how often each occurs. Any of first,
+// inverse, counts may be null. `scratch` holds 4 * len int64 values. Returns count.
+template <class T>
+int64_t unique(int64_t outer, int64_t len, int64_t inner, const T* x, bool sorted, T* y, int64_t* first,
+               int64_t* inverse, int64_t* counts, int64_t* scratch) {
+  // Slice a before slice b, lexicographically over (o, i).
+  const auto less = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const T va = x[(o * len + a) * inner + i], vb = x[(o * len + b) * inner + i];
+        if (va < vb) return true;
+        if (vb < va) return false;
+      }
+    return false;
+  };
+  int64_t* order = scratch;            // slices by value, equal ones by index
+  int64_t* group = scratch + len;      // slice -> its group, groups numbered in value order
+  int64_t* rep = scratch + 2 * len;    // group -> its first occurrence
+  int64_t* place = scratch + 3 * len;  // group -> its position in y
+  for (int64_t k = 0; k < len; ++k) order[k] = k;
+  std::sort(order, order + len, [&](int64_t a, int64_t b) { return less(a, b) || (!less(b, a) && a < b); });
+  int64_t count = 0;
+  for (int64_t r = 0; r < len; ++r) {
+    const int64_t k = order[r];
+    if (r == 0 || less(order[r - 1], k)) rep[count++] = k;  // ties sorted by index: the first occurrence
+    group[k] = count - 1;
+  }
+  if (sorted) {
+    for (int64_t g = 0; g < count; ++g) place[g] = g;
+  } else {
+    int64_t next = 0;
+    for (int64_t k = 0; k < len; ++k)
+      if (rep[group[k]] == k) place[group[k]] = next++;
+  }
+  for (int64_t g = 0; g < count; ++g) {
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy(x + (o * len + rep[g]) * inner, x + (o * len + rep[g] + 1) * inner,
+                y + (o * count + place[g]) * inner);
+    if (first) first[place[g]] = rep[g];
+    if (counts) counts[place[g]] = 0;
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    if (inverse) inverse[k] = place[group[k]];
+    if (counts) ++counts[place[group[k]]];
+  }
+  return count;
 }
 
 // TensorScatter: y = past [prefix, max_len, inner] with update [prefix, upd_len, inner]
