@@ -70,6 +70,11 @@ Report inspect(const InspectArgs& args) {
   std::unique_ptr<ir::Graph> graph;
   if (model_format(args.model) == ModelFormat::Onnx) {
     graph = frontend::import_onnx(args.model, options, &info);
+    try {
+      apply_input_shape_args(*graph, args.model, args.input_shapes);
+    } catch (const Error& e) {
+      fail("{}: {}", args.model, e.what());
+    }
   } else {
     graph = import_model(args.model, args.limits, args.input_shapes, {}, args.params, args.tf);
     const ModelFormat format = model_format(args.model);

@@ -119,6 +119,12 @@ ModelFormat model_format(const std::string& path) {
   return ModelFormat::Onnx;
 }
 
+void apply_input_shape_args(ir::Graph& graph, const std::string& path, const std::vector<std::string>& input_shapes) {
+  std::vector<frontend::torchscript::InputSpec> specs;
+  for (const std::string& s : input_shapes) specs.push_back(frontend::parse_input_shape(s));
+  apply_input_shapes(graph, path, specs);
+}
+
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,
                                         const std::map<std::string, int64_t>& dims, const std::string& params,

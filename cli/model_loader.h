@@ -61,6 +61,9 @@ enum class ModelFormat { Onnx, TorchScript, TorchExport, StableHlo, TensorFlow }
 // that starts with `module`) is JAX's StableHLO; a directory with saved_model.pb, or a .pb
 // GraphDef, is TensorFlow's; anything else is ONNX.
 ModelFormat model_format(const std::string& path);
+// --input-shape on an imported ONNX graph (import_model applies it itself): each named, or the
+// next unnamed, input takes those dims (and bounds), which must agree with its static dims.
+void apply_input_shape_args(ir::Graph& graph, const std::string& path, const std::vector<std::string>& input_shapes);
 // Imports `path` with the frontend for its format, applying --input-shape; no passes run.
 std::unique_ptr<ir::Graph> import_model(const std::string& path, const frontend::ImportLimits& limits,
                                         const std::vector<std::string>& input_shapes,

@@ -155,6 +155,14 @@ class Model:
             outs = self._tensors(outputs, [(code, d) for (code, _), d in zip(self._raw_outputs, out_dims)])
             if self._run(self._ctx, ins, len(arrays), outs, len(outputs)) != 0:
                 raise KilnError(f"{self.name}: {self._error(self._ctx).decode(errors='replace')}")
+            if self._output_shape:
+                # Sizes only the run knows (NonZero's count): the buffer had the capacity, the
+                # output is its first elements at the extents the run produced.
+                for i, o in enumerate(self.outputs):
+                    d = self._output_shape(self._ctx, i)
+                    shape = tuple(d[k] for k in range(len(o.shape))) if d else outputs[i].shape
+                    if shape != outputs[i].shape:
+                        outputs[i] = outputs[i].reshape(-1)[:int(np.prod(shape))].reshape(shape).copy()
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _shapes(self, arrays):

@@ -122,6 +122,10 @@ def main():
         problem = p.stdout[-2000:] if p.returncode else error_of(
             np.load(os.path.join(out_u + "_run", "y.npy")), np.load(os.path.join(folder, "expected_64_0.npy")))
     ok = report("unnamed dim bounded with --input-shape ids=1,1..256:i64, at seq 64", problem) and ok
+    p = run([kiln, "inspect", unnamed, "--input-shape", "ids=1,1..256:i64"])
+    ok = report("kiln inspect --input-shape ids=1,1..256:i64 names the dim and says the model compiles",
+                None if p.returncode == 0 and "compilable: yes" in p.stdout and "input   ids i64[1,ids_1]" in p.stdout
+                else p.stdout[-2000:]) and ok
 
     # CNNs of models/ with their batch made symbolic ('batch' in the file, as a dynamic export
     # writes it), compiled for batches 1..4: convolutions, pools and the channel-blocked layout

@@ -57,6 +57,17 @@ for model in "$work/models/mobilenet_v2.onnx" "$src/models/cnn/model.onnx"; do
     "$venv/bin/python" "$src/examples/python/classify.py" "$model"
   sed 's/^/    /' "$work/check.log"
 done
-step "the kiln package's API (wheel_api.py)" "$venv/bin/python" "$here/wheel_api.py" "$src" "$work/api"
+# A NonZero model for wheel_api.py, written with onnx from the project's venv (the wheel's has
+# only onnxruntime and numpy).
+step "a NonZero model (onnx, in the project's venv)" bash "$src/scripts/python_env.sh" -c "
+import sys
+import onnx
+from onnx import TensorProto, helper
+graph = helper.make_graph([helper.make_node('NonZero', ['x'], ['coords'])], 'nonzero',
+                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [3, 4])],
+                          [helper.make_tensor_value_info('coords', TensorProto.INT64, [2, None])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]), sys.argv[1])
+" "$work/nonzero.onnx"
+step "the kiln package's API (wheel_api.py)" "$venv/bin/python" "$here/wheel_api.py" "$src" "$work/api" "$work/nonzero.onnx"
 sed 's/^/    /' "$work/check.log"
 finish

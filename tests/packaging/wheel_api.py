@@ -1,9 +1,10 @@
 """The kiln package as the wheel installs it (packaging.wheel): its version, kiln.compile()'s
 artifacts, options and errors, kiln.load() on models/ops_mix (three inputs of two dtypes,
 three outputs) and models/cnn with external weights against their committed expected outputs,
-and load()'s checks of names, dtypes and shapes.
+load()'s checks of names, dtypes and shapes, a bounded dim, and NonZero's count (a size only
+the run knows).
 
-    VENV/bin/python wheel_api.py SOURCE_DIR WORK_DIR
+    VENV/bin/python wheel_api.py SOURCE_DIR WORK_DIR NONZERO_MODEL
 """
 import os
 import subprocess
@@ -14,7 +15,7 @@ import numpy as np
 
 import kiln
 
-src, work = Path(sys.argv[1]), Path(sys.argv[2])
+src, work, nonzero_model = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 failures = 0
 
 
@@ -113,5 +114,14 @@ raises("a length outside the bounds is refused", ValueError, "the model takes (1
        np.zeros((1, 257, 32), np.float32), np.ones((1, 257), np.float32))
 raises("inputs disagreeing on a symbolic dim are refused", ValueError, "disagree on the symbolic dim 'seq'", net,
        np.zeros((1, 16, 32), np.float32), np.ones((1, 17), np.float32))
+
+# A size only the run knows: NonZero's count, the output at the extents the run produced
+# (NONZERO_MODEL: x f32[3,4] -> NonZero, written by wheel.sh).
+files = kiln.compile(nonzero_model, work / "nonzero")
+net = kiln.load(files["shared"])
+for x in (np.eye(3, 4, dtype=np.float32), np.zeros((3, 4), np.float32)):
+    got = net(x)
+    check(f"NonZero of {int(np.count_nonzero(x))} non-zero elements: the coordinates numpy gives",
+          got.shape == (2, np.count_nonzero(x)) and np.array_equal(got, np.array(np.nonzero(x))), got)
 
 sys.exit(1 if failures else 0)
