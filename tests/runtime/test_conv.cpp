@@ -54,6 +54,11 @@ ConvCase conv_case(const Conv2dParams& p, uint32_t seed) {
 }
 
 // Builds the params with the output size ONNX gives for the pads.
+// A convolution's multiply-adds, for kiln_test::skip_when_emulated.
+double conv_macs(const Conv2dParams& p) {
+  return double(p.N) * p.M * p.OH * p.OW * (p.C / p.group) * p.KH * p.KW;
+}
+
 Conv2dParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW, int64_t sh,
                   int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw, int64_t group) {
   Conv2dParams p{};
@@ -270,6 +275,7 @@ TEST_CASE("winograd_conv2d_f32 F(4,3) and F(2,3) match the reference") {
   ThreadPool pool3(3);  // uneven shares of the tiles (the 30 x 140 case: 6 chunks)
   uint32_t seed = 700;
   for (const auto& p : cases) {
+    if (kiln_test::skip_when_emulated(conv_macs(p))) continue;
     REQUIRE(winograd_applicable(p));
     ConvCase c = conv_case(p, seed);
     const auto &x = c.x, &w = c.w, &b = c.b;
@@ -338,6 +344,7 @@ TEST_CASE("balanced convolutions give the same bits whichever thread takes which
     rival.join();
   };
   for (const auto& p : gemm_cases) {
+    if (kiln_test::skip_when_emulated(conv_macs(p))) continue;
     ConvCase c = conv_case(p, seed++);
     std::vector<float> packed(conv2d_packed_weight_floats(p));
     conv2d_pack_weights(p, c.w.data(), packed.data());
@@ -353,6 +360,7 @@ TEST_CASE("balanced convolutions give the same bits whichever thread takes which
         pool2, &pool3);
   }
   for (const auto& p : winograd_cases) {
+    if (kiln_test::skip_when_emulated(conv_macs(p))) continue;
     ConvCase c = conv_case(p, seed++);
     std::vector<float> packed(winograd_packed_weight_floats(p, 4));
     winograd_pack_weights(p, 4, c.w.data(), packed.data());

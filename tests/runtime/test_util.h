@@ -3,10 +3,24 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 namespace kiln_test {
+
+// True when the tests run under an emulator (cross_test.sh sets KILN_TEST_EMULATED=1 for
+// qemu-user, which runs them 30-100x slower): the sweeps then skip their cases of more than
+// 10 million multiply-adds. Those are there for chunking and threading, the same C++ on every
+// target, at sizes that took most of the emulated run's time; the smaller cases still reach
+// every tile and tail of the target's own kernels.
+inline bool skip_when_emulated(double multiply_adds) {
+  static const bool emulated = [] {
+    const char* e = std::getenv("KILN_TEST_EMULATED");
+    return e && e[0] == '1';
+  }();
+  return emulated && multiply_adds > 1e7;
+}
 
 template <class T>
 std::vector<T> random_uniform(size_t n, uint32_t seed, T lo = T(-1), T hi = T(1)) {
