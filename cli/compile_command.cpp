@@ -69,8 +69,8 @@ std::set<std::string> parse_emit(const std::string& text) {
   std::stringstream s(text);
   std::string kind;
   while (std::getline(s, kind, ',')) {
-    if (kind != "exe" && kind != "lib" && kind != "shared" && kind != "source")
-      fail("--emit {}: unknown kind '{}' (expected exe, lib, shared or source)", text, kind);
+    if (kind != "exe" && kind != "lib" && kind != "shared" && kind != "obj" && kind != "source")
+      fail("--emit {}: unknown kind '{}' (expected exe, lib, shared, obj or source)", text, kind);
     kinds.insert(kind);
   }
   if (kinds.empty()) fail("--emit: nothing to emit");
@@ -295,6 +295,7 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
   build.exe = emit.count("exe") > 0;
   build.lib = emit.count("lib") > 0;
   build.shared = emit.count("shared") > 0;
+  build.obj = emit.count("obj") > 0;
   const codegen::cpp::Target& target = target_of(args);
   const codegen::cpp::Toolchain toolchain = codegen::cpp::toolchain_for(target);
   build.march = codegen::cpp::march_for(target, args.cpu);
@@ -317,10 +318,9 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
     };
   }
   timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
-  if (build.lib || build.shared) {
-    fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+  if (build.lib || build.shared || build.obj) fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
+  if (build.lib || build.shared)
     write_text_file(tmp / (model.name + ".pc"), codegen::cpp::pkg_config_file(options, build.shared));
-  }
   // The weights once: the sources' copy moves out unless the sources are kept.
   const bool keep_source = emit.count("source") > 0;
   const fs::path weights = src / (model.name + ".weights");
@@ -439,7 +439,8 @@ Command add_compile_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->out_dir, "output directory (replaced if it exists)")->required();
   cmd->add_option("--emit", args->emit,
                   "what to write, comma-separated: exe (OUTDIR/NAME), lib (libNAME.a + NAME.h), "
-                  "shared (libNAME.so + NAME.h), source (OUTDIR/src with a CMakeLists.txt)")
+                  "shared (libNAME.so + NAME.h), obj (NAME.o, the model's code and weights as one relocatable "
+                  "object, + libkiln_rt.a, the target's runtime, + NAME.h), source (OUTDIR/src with a CMakeLists.txt)")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "name of the executable and prefix of the C API (default: the model file's stem)");
   cmd->add_option("--weights", args->weights, "embedded (linked into the binary) or external (OUTDIR/NAME.weights, memory-mapped)")

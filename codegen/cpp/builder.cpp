@@ -238,7 +238,7 @@ void write_sources(const GeneratedModel& model, const fs::path& src_dir) {
 }
 
 void build(const GeneratedModel& model, const fs::path& src, const fs::path& out, const BuildOptions& options) {
-  if (!options.exe && !options.lib && !options.shared) return;
+  if (!options.exe && !options.lib && !options.shared && !options.obj) return;
   const fs::path src_dir = fs::absolute(src), out_dir = fs::absolute(out);  // compilers run in src_dir
   fs::path work = out_dir / ".build";
   fs::create_directories(work);
@@ -266,6 +266,18 @@ void build(const GeneratedModel& model, const fs::path& src, const fs::path& out
   for (const fs::path& o : rt_objects) objects.push_back(o.string());
 
   std::vector<Command> links;
+  if (options.obj) {
+    // The model's objects as one relocatable object (the compiler driver runs the target's
+    // linker with -r), and the runtime's as their own archive: NAME.o libkiln_rt.a -lstdc++ -lm.
+    const fs::path obj = out_dir / (model.name + ".o");
+    Command relocatable{{cxx, "-r", "-nostdlib", "-o", obj.string()}, obj.filename().string()};
+    for (const std::string& s : model_sources)
+      if (s != "main.cpp") relocatable.argv.push_back((work / (fs::path(s).stem().string() + ".o")).string());
+    links.push_back(std::move(relocatable));
+    Command rt{{options.ar, "rcsD", (out_dir / "libkiln_rt.a").string()}, "libkiln_rt.a"};
+    for (const fs::path& o : rt_objects) rt.argv.push_back(o.string());
+    links.push_back(std::move(rt));
+  }
   fs::path archive = (options.lib ? out_dir : work) / ("lib" + model.name + ".a");
   if (options.lib || options.exe) {
     // D: zero timestamps, owners and modes in the archive (the default of Debian's ar, not of

@@ -15,6 +15,9 @@ struct BuildOptions {
   bool exe = true;
   bool lib = true;
   bool shared = false;
+  // NAME.o, one relocatable object of the model's code and weights, and libkiln_rt.a, the
+  // target's runtime, for linking with the user's own toolchain.
+  bool obj = false;
   std::string cxx;             // empty: $CXX, else "c++"
   std::string ar = "ar";       // the archiver of cxx's target
   std::string triple;          // the target (target.h), part of the runtime cache's key
@@ -32,7 +35,8 @@ struct BuildOptions {
 // Writes the generated sources and the runtime into `src_dir` (created).
 void write_sources(const GeneratedModel& model, const std::filesystem::path& src_dir);
 
-// Compiles `src_dir` (from write_sources) into `out_dir`: NAME, libNAME.a, libNAME.so.
+// Compiles `src_dir` (from write_sources) into `out_dir`: NAME, libNAME.a, libNAME.so, and
+// NAME.o with libkiln_rt.a.
 // Runtime objects are cached between compilations (see runtime_cache_dir). libNAME.so has
 // the SONAME libNAME.so and exports the C API only (NAME.map).
 void build(const GeneratedModel& model, const std::filesystem::path& src_dir,

@@ -41,8 +41,8 @@ def compile(model: str | os.PathLike, out_dir: str | os.PathLike, name: str | No
     command line's default is "exe"); emit=["lib", "shared"] is --emit lib,shared.
 
     Returns {kind: path} for what OUT_DIR holds: "exe", "lib" (libNAME.a), "shared"
-    (libNAME.so), "header" (NAME.h), "pkgconfig" (NAME.pc), "weights" (NAME.weights) and
-    "source" (src/). Raises KilnError with kiln's message when the compile fails; OUT_DIR is
+    (libNAME.so), "obj" (NAME.o) and "runtime" (libkiln_rt.a), "header" (NAME.h), "pkgconfig"
+    (NAME.pc), "weights" (NAME.weights) and "source" (src/). Raises KilnError with kiln's message when the compile fails; OUT_DIR is
     then left as it was.
     """
     out = Path(out_dir)
@@ -98,8 +98,12 @@ def _artifacts(out: Path) -> dict[str, Path]:
                 found["source"] = p
         elif p.name.startswith("lib") and p.suffix == ".so":
             found["shared"] = p
+        elif p.name == "libkiln_rt.a":
+            found["runtime"] = p
         elif p.name.startswith("lib") and p.suffix == ".a":
             found["lib"] = p
+        elif p.suffix == ".o":
+            found["obj"] = p
         elif p.suffix == ".h":
             found["header"] = p
         elif p.suffix == ".pc":

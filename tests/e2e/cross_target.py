@@ -89,7 +89,7 @@ def check_model(kiln, triple, emulator, model_dir, work):
     name = os.path.basename(model_dir)
     inputs = inputs_of(model_dir)
     outputs = [o.name for o in onnx.load(os.path.join(model_dir, "model.onnx"), load_external_data=False).graph.output]
-    emit = "exe,lib,shared,source" if name == LIBRARY_MODEL else "exe"
+    emit = "exe,lib,shared,obj,source" if name == LIBRARY_MODEL else "exe"
     results = {}
     for target in (HOST, triple):
         out = os.path.join(work, name, target)
@@ -125,16 +125,20 @@ def check_model(kiln, triple, emulator, model_dir, work):
 
 
 def check_libraries(triple, emulator, model_dir, out, outputs, inputs):
-    """libNAME.a and libNAME.so, linked into run_library.c by TRIPLE-gcc, under the emulator."""
+    """libNAME.a, libNAME.so and NAME.o with libkiln_rt.a, linked into run_library.c by
+    TRIPLE-gcc, under the emulator."""
     name = os.path.basename(model_dir)
-    for f in (f"lib{name}.a", f"lib{name}.so", f"{name}.h", os.path.join("src", "CMakeLists.txt")):
+    for f in (f"lib{name}.a", f"lib{name}.so", f"{name}.o", "libkiln_rt.a", f"{name}.h",
+              os.path.join("src", "CMakeLists.txt")):
         check(os.path.exists(os.path.join(out, f)), f"{name}: --target {triple} wrote {f}")
-    check(elf_machine(os.path.join(out, f"lib{name}.so")) == ELF_MACHINE[triple],
-          f"{name}: lib{name}.so is an ELF file for {triple}")
+    for f in (f"lib{name}.so", f"{name}.o"):
+        check(elf_machine(os.path.join(out, f)) == ELF_MACHINE[triple], f"{name}: {f} is an ELF file for {triple}")
     c_flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", out, f"-DKILN_MODEL={name}",
                f'-DKILN_MODEL_HEADER="{name}.h"', os.path.join(REPO, "tests", "e2e", "run_library.c")]
     links = {"static": [os.path.join(out, f"lib{name}.a"), "-lstdc++", "-lm", "-pthread"],
-             "shared": ["-L", out, f"-l{name}", f"-Wl,-rpath,{out}"]}
+             "shared": ["-L", out, f"-l{name}", f"-Wl,-rpath,{out}"],
+             "object": [os.path.join(out, f"{name}.o"), os.path.join(out, "libkiln_rt.a"), "-lstdc++", "-lm",
+                        "-pthread"]}
     for kind, link in links.items():
         program, result = os.path.join(out, f"run_{kind}"), os.path.join(out, f"{kind}_out")
         p = run([f"{triple}-gcc", *c_flags, *link, "-o", program])

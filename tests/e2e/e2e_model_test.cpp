@@ -189,6 +189,20 @@ int main(int argc, char** argv) {
   check(sh(fmt::format("'{}' '{}'{}", (work / "run_shared").string(), (work / "shared_out").string(), inputs)) == 0,
         "C program runs the shared library");
   compare_indexed(output_names.size(), model_dir, work / "shared_out", "shared library");
+  // NAME.o and the runtime's archive (--emit obj), for the user's own toolchain.
+  fs::path obj = work / "obj";
+  check(sh(fmt::format("'{}' compile '{}' -o '{}' --name {} --emit obj > '{}/obj.log' 2>&1", kiln, model.string(),
+                       obj.string(), name, work.string())) == 0,
+        "kiln compile --emit obj");
+  c_flags = fmt::format("-std=c99 -Wall -Wextra -Werror -I '{}' -DKILN_MODEL={} '-DKILN_MODEL_HEADER=\"{}.h\"' '{}'",
+                        obj.string(), name, name, (source_dir / "run_library.c").string());
+  check(sh(fmt::format("{} {} '{}' '{}' -lstdc++ -lm -pthread -o '{}'", cc, c_flags, (obj / (name + ".o")).string(),
+                       (obj / "libkiln_rt.a").string(), (work / "run_object").string())) == 0,
+        "C program links NAME.o and libkiln_rt.a");
+  fs::create_directories(work / "object_out");
+  check(sh(fmt::format("'{}' '{}'{}", (work / "run_object").string(), (work / "object_out").string(), inputs)) == 0,
+        "C program runs the object");
+  compare_indexed(output_names.size(), model_dir, work / "object_out", "object");
 
   // 4. Weights in a file next to the executable, memory-mapped at run time.
   fs::path ext = work / "external";
