@@ -8,9 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "frontend/stablehlo/mlir_bytecode.h"
 #include "frontend/stablehlo/stablehlo_internal.h"
 #include "frontend/torchscript/zip_archive.h"
 #include "ir/error.h"
@@ -373,15 +376,10 @@ std::map<std::string, ir::Tensor> read_npz(const std::string& path, const Import
   return out;
 }
 
-std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
-                                                 const StableHloImportOptions& options) {
-  if (text.size() > options.limits.max_file_bytes)
-    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text (MLIR bytecode is not supported)", name, i);
-  std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
-  for (const auto& [op, lower] : lowering_table()) known.insert(op);
-  stablehlo::Module module = stablehlo::parse_module(text, name, known);
+namespace {
+
+std::unique_ptr<ir::Graph> import_module(const stablehlo::Module& module, const std::string& name,
+                                         const StableHloImportOptions& options) {
   std::map<std::string, ir::Tensor> params = options.params;
   if (!options.params_path.empty())
     for (auto& [k, v] : read_npz(options.params_path, options.limits)) params[k] = std::move(v);
@@ -393,13 +391,36 @@ std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const 
   return graph;
 }
 
+}  // namespace
+
+std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
+                                                 const StableHloImportOptions& options) {
+  if (text.size() > options.limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
+  std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
+  for (const auto& [op, lower] : lowering_table()) known.insert(op);
+  return import_module(stablehlo::parse_module(text, name, known), name, options);
+}
+
+std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
+                                                  const StableHloImportOptions& options) {
+  if (bytes.size() > options.limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, bytes.size(), options.limits.max_file_bytes);
+  if (stablehlo::is_mlir_bytecode(bytes)) return import_module(stablehlo::parse_bytecode(bytes, name), name, options);
+  if (std::optional<std::string> inner = stablehlo::jax_exported_bytecode(bytes))
+    return import_module(stablehlo::parse_bytecode(*inner, name + " (mlir_module_serialized)"), name, options);
+  return import_stablehlo_text(bytes, name, options);
+}
+
 std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const StableHloImportOptions& options) {
-  return import_stablehlo_text(read_text_file(path, options.limits), path, options);
+  return import_stablehlo_bytes(read_text_file(path, options.limits), path, options);
 }
 
 bool is_stablehlo_file(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".mlir" || ext == ".stablehlo") return true;
+  if (ext == ".mlir" || ext == ".stablehlo" || ext == ".mlirbc") return true;
   std::ifstream in(path, std::ios::binary);
   char buf[256] = {};
   in.read(buf, sizeof buf);
@@ -407,7 +428,15 @@ bool is_stablehlo_file(const std::string& path) {
   size_t k = 0;
   while (k < head.size() && std::isspace(static_cast<unsigned char>(head[k]))) ++k;
   head = head.substr(k);
-  return head.rfind("module", 0) == 0 || head.rfind("func.func", 0) == 0 || head.rfind("#loc", 0) == 0;
+  if (head.rfind("module", 0) == 0 || head.rfind("func.func", 0) == 0 || head.rfind("#loc", 0) == 0) return true;
+  if (stablehlo::is_mlir_bytecode(std::string(buf, static_cast<size_t>(in.gcount())))) return true;
+  // A jax.export artifact: a flatbuffer whose mlir_module_serialized field holds bytecode.
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > (uint64_t{1} << 26) || ext == ".onnx" || ext == ".pb" || ext == ".pt" || ext == ".pt2") return false;
+  std::ifstream all(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(all)), std::istreambuf_iterator<char>());
+  return stablehlo::jax_exported_bytecode(bytes).has_value();
 }
 
 }  // namespace kiln::frontend

@@ -46,6 +46,12 @@ std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const Stabl
 std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
                                                  const StableHloImportOptions& options = {});
 
+// The same for the bytes of a file of any of the three forms, told apart by content: MLIR
+// bytecode (VHLO, "ML\xEFR"), a jax.export serialized artifact (a flatbuffer holding such
+// bytecode), or else MLIR text.
+std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
+                                                  const StableHloImportOptions& options = {});
+
 // True when `path` looks like StableHLO text: a .mlir or .stablehlo file, or a file whose
 // first non-blank text is `module`, `func.func` or a `#loc` alias.
 bool is_stablehlo_file(const std::string& path);
