@@ -1,5 +1,8 @@
 // The JAX frontend: StableHLO as MLIR text (`jax.jit(f).lower(*args).as_text()`, saved as
-// .mlir) into an ir::Graph.
+// .mlir), as MLIR bytecode of its portable form VHLO (.mlirbc), or as a jax.export serialized
+// artifact (the flatbuffer of `exported.serialize()`, whose mlir_module_serialized field is
+// that bytecode), into an ir::Graph. kiln reads the bytecode itself (mlir_bytecode.h), with
+// no MLIR library: VHLO lives in the StableHLO repository, not in LLVM's MLIR.
 //
 // Choices worth knowing:
 // - The entry is func.func @main; private functions it reaches through func.call are
@@ -19,8 +22,7 @@
 // - Outputs are @main's results, named output_0, output_1, ...
 // - The text is untrusted: errors name the file and line:column; sizes are checked against
 //   the import limits before anything is allocated.
-// Not read: MLIR bytecode (jax.export's serialized artifacts), dynamic shapes, while/case/if,
-// custom_call, tuples and tokens.
+// Not read: jax2tf SavedModels, dynamic shapes, while/case/if, custom_call, tuples and tokens.
 #pragma once
 
 #include <map>

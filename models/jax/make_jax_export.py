@@ -1,6 +1,7 @@
 """Writes the jax.export fixtures of kiln's JAX frontend: serialized artifacts, whose module
 is MLIR bytecode of StableHLO's portable form (VHLO) inside a flatbuffer.
 
+    /tmp/jaxvenv/bin/pip install flatbuffers  # for Exported.serialize()
     /tmp/jaxvenv/bin/python models/jax/make_jax_export.py [OUT_DIR]
 
 OUT_DIR defaults to this script's folder. Each model is written to MODEL/:
