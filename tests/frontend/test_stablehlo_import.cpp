@@ -337,8 +337,9 @@ TEST_CASE("stablehlo: the JAX fixtures match JAX's outputs through the interpret
   const std::pair<const char*, const char*> fixtures[] = {
       {"cnn", "model.mlir"},          {"cnn_generic", "model.mlir"},        {"cnn_params", "model.mlir"},
       {"transformer", "model.mlir"},  {"transformer_params", "model.mlir"}, {"ops_mix", "model.mlir"},
-      {"mlp_export", "model.jax_exported"}, {"mlp_export", "model.mlirbc"}, {"cnn_export", "model.jax_exported"},
-      {"cnn_export", "model.mlirbc"}};
+      {"mlp_export", "model.jax_exported"}, {"mlp_export", "model.mlirbc"}, {"mlp_export_params", "model.jax_exported"},
+      {"cnn_export", "model.jax_exported"}, {"cnn_export", "model.mlirbc"}, {"transformer_export", "model.jax_exported"},
+      {"ops_mix_export", "model.jax_exported"}};
   for (const auto& [name, file] : fixtures) {
     INFO(name << "/" << file);
     const std::filesystem::path m = dir / name;
