@@ -340,7 +340,8 @@ TEST_CASE("stablehlo: the JAX fixtures match JAX's outputs through the interpret
       {"mlp_export", "model.jax_exported"}, {"mlp_export", "model.mlirbc"}, {"mlp_export_params", "model.jax_exported"},
       {"cnn_export", "model.jax_exported"}, {"cnn_export", "model.mlirbc"}, {"transformer_export", "model.jax_exported"},
       {"ops_mix_export", "model.jax_exported"}};
-  for (const auto& [name, file] : fixtures) {
+  for (const auto& [folder, model] : fixtures) {
+    const std::string name = folder, file = model;
     INFO(name << "/" << file);
     const std::filesystem::path m = dir / name;
     StableHloImportOptions options;
