@@ -232,6 +232,27 @@ class Importer {
     }
   }
 
+  // The entry function lowered with `args` as its arguments (their types must be the
+  // arguments'), node names prefixed by `prefix`; returns its results.
+  std::vector<ir::Value*> call_entry(const std::vector<ir::Value*>& args, const std::string& prefix) {
+    auto it = module_.funcs.find(options_.entry);
+    if (it == module_.funcs.end()) fail("{}: no function @{} (the entry point)", module_.file, options_.entry);
+    const Func& main = it->second;
+    if (args.size() != main.args.size())
+      fail("{}: {} values given, @{} takes {} arguments", module_.file, args.size(), main.name, main.args.size());
+    Scope scope;
+    for (size_t k = 0; k < args.size(); ++k) {
+      const TensorType& t = main.args[k].second;
+      check_type(t, main.loc);
+      if (!args[k]->has_type() || !args[k]->shape().is_static() || args[k]->dtype() != t.dtype ||
+          args[k]->shape().values() != t.dims)
+        fail("{}: argument {} of @{} is {}, the value given is '{}' ({})", module_.file, k, main.name, t.str(),
+             args[k]->name(), args[k]->has_type() ? args[k]->shape().str() : "of unknown type");
+      scope[main.args[k].first] = args[k];
+    }
+    return body(main, scope, prefix, 0);
+  }
+
  private:
   using Scope = std::map<std::string, ir::Value*>;
 
@@ -378,6 +399,17 @@ std::map<std::string, ir::Tensor> read_npz(const std::string& path, const Import
 
 namespace {
 
+stablehlo::Module parse_any(const std::string& bytes, const std::string& name) {
+  if (stablehlo::is_mlir_bytecode(bytes)) return stablehlo::parse_bytecode(bytes, name);
+  if (std::optional<std::string> inner = stablehlo::jax_exported_bytecode(bytes))
+    return stablehlo::parse_bytecode(*inner, name + " (mlir_module_serialized)");
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
+  std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
+  for (const auto& [op, lower] : lowering_table()) known.insert(op);
+  return stablehlo::parse_module(bytes, name, known);
+}
+
 std::unique_ptr<ir::Graph> import_module(const stablehlo::Module& module, const std::string& name,
                                          const StableHloImportOptions& options) {
   std::map<std::string, ir::Tensor> params = options.params;
@@ -399,19 +431,26 @@ std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const 
     fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
   for (size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
-  std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
-  for (const auto& [op, lower] : lowering_table()) known.insert(op);
-  return import_module(stablehlo::parse_module(text, name, known), name, options);
+  return import_module(parse_any(text, name), name, options);
 }
 
 std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
                                                   const StableHloImportOptions& options) {
   if (bytes.size() > options.limits.max_file_bytes)
     fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, bytes.size(), options.limits.max_file_bytes);
-  if (stablehlo::is_mlir_bytecode(bytes)) return import_module(stablehlo::parse_bytecode(bytes, name), name, options);
-  if (std::optional<std::string> inner = stablehlo::jax_exported_bytecode(bytes))
-    return import_module(stablehlo::parse_bytecode(*inner, name + " (mlir_module_serialized)"), name, options);
-  return import_stablehlo_text(bytes, name, options);
+  return import_module(parse_any(bytes, name), name, options);
+}
+
+
+std::vector<ir::Value*> lower_stablehlo_into(const std::string& bytes, const std::string& name, ir::Graph& graph,
+                                             const std::vector<ir::Value*>& args, const std::string& prefix,
+                                             const ImportLimits& limits) {
+  if (bytes.size() > limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, bytes.size(), limits.max_file_bytes);
+  stablehlo::Module module = parse_any(bytes, name);
+  StableHloImportOptions options;
+  options.limits = limits;
+  return Importer(module, options, graph).call_entry(args, prefix);
 }
 
 std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const StableHloImportOptions& options) {

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
@@ -53,6 +54,14 @@ std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const 
 // bytecode), or else MLIR text.
 std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
                                                   const StableHloImportOptions& options = {});
+
+// Lowers the entry function of the module in `bytes` (any of the three forms) into `graph`,
+// with `args` as its arguments (their types must be the arguments' types) and node names
+// prefixed by `prefix`; returns its results. For modules embedded in other formats (the
+// `module` attribute of TensorFlow's XlaCallModule).
+std::vector<ir::Value*> lower_stablehlo_into(const std::string& bytes, const std::string& name, ir::Graph& graph,
+                                             const std::vector<ir::Value*>& args, const std::string& prefix,
+                                             const ImportLimits& limits);
 
 // True when `path` looks like StableHLO text: a .mlir or .stablehlo file, or a file whose
 // first non-blank text is `module`, `func.func` or a `#loc` alias.

@@ -2,7 +2,8 @@
 
     jax_models.py KILN WORK MODEL_DIR [MODEL_DIR ...] [--no-compile]
 
-Each MODEL_DIR holds model.mlir (or model.jax_exported, a jax.export serialized artifact), input_K.npy, expected_K.npy and, where the weights are
+Each MODEL_DIR holds model.mlir (or model.jax_exported, a jax.export serialized artifact, or
+saved_model/, a jax2tf SavedModel), input_K.npy, expected_K.npy and, where the weights are
 arguments of @main, params.npz (given with --params). For each: `kiln run` (the interpreter)
 and the compiled executable (`kiln compile --emit exe`), every output within 1e-4 of the
 reference's scale, max|kiln - jax| <= 1e-4 * max(1, max|jax|), as tests/e2e/torch_models.py
@@ -20,8 +21,9 @@ def check_model(kiln, folder, work, compile_too):
     params = os.path.join(folder, "params.npz")
     extra = ["--params", params] if os.path.exists(params) else []
     model = os.path.join(folder, "model.mlir")
-    if not os.path.exists(model):
-        model = os.path.join(folder, "model.jax_exported")
+    for other in ("model.jax_exported", "saved_model"):  # a jax.export artifact, a jax2tf SavedModel
+        if not os.path.exists(model):
+            model = os.path.join(folder, other)
     return check_run_and_exe(kiln, folder, work, model, extra, compile_too)
 
 
