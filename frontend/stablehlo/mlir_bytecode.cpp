@@ -14,6 +14,7 @@ namespace {
 
 constexpr uint64_t kMaxVersion = 6;  // MLIR's bytecode version as of LLVM 19-21
 constexpr int kMaxRegionDepth = 64;
+constexpr uint64_t kMaxRegionValues = uint64_t{1} << 24;
 enum Section : uint8_t {
   kString = 0, kDialect = 1, kAttrType = 2, kAttrTypeOffset = 3, kIR = 4, kResource = 5, kResourceOffset = 6,
   kDialectVersions = 7, kProperties = 8, kNumSections = 9,
@@ -191,7 +192,7 @@ class Reader {
     bool has_args = false;
     const uint64_t n = c.varint_flag(has_args);
     if (has_args) c.fail("the top-level block has arguments");
-    for (uint64_t k = 0; k < n; ++k) read_op(c, Context::Top, nullptr, 0);
+    for (uint64_t k = 0; k < n; ++k) read_op(c, Context::Top, 0);
     if (module_.funcs.empty()) c.fail("the module has no functions");
   }
 
@@ -216,6 +217,7 @@ class Reader {
     if (blocks == 0) return;
     if (blocks > 1) c.fail(fmt::format("a region of {} blocks (branches) is not supported", blocks));
     const uint64_t values = c.count("region value");
+    if (values > kMaxRegionValues) c.fail(fmt::format("a region of {} values (at most {} are read)", values, kMaxRegionValues));
     Scope& s = scopes_.back();
     s.next.push_back(s.names.size());
     s.names.resize(s.names.size() + values);
@@ -238,7 +240,7 @@ class Reader {
       if (f_.version >= 3 && c.byte()) use_list_orders(c, n);
     }
     for (uint64_t k = 0; k < n_ops; ++k) {
-      std::optional<Op> op = read_op(c, ctx, &out, depth);
+      std::optional<Op> op = read_op(c, ctx, depth);
       if (op) out.ops.push_back(std::move(*op));
     }
     scopes_.back().names.resize(scopes_.back().names.size() - values);
@@ -261,7 +263,7 @@ class Reader {
   }
 
   // One op (and its regions). Returns the op for function bodies and nested regions.
-  std::optional<Op> read_op(Cursor& c, Context ctx, Block* parent, int depth) {
+  std::optional<Op> read_op(Cursor& c, Context ctx, int depth) {
     if (depth > kMaxRegionDepth) c.fail("regions nested too deeply");
     const size_t at = c.offset();
     const uint64_t name_index = c.varint();
@@ -354,7 +356,6 @@ class Reader {
       }
     }
     read_regions(c, n_regions, isolated, is_module ? Context::Module : Context::Nested, depth, op.regions);
-    (void)parent;
     if (is_module) return std::nullopt;
     return op;
   }

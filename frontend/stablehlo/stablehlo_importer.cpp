@@ -469,7 +469,13 @@ bool is_stablehlo_file(const std::string& path) {
   head = head.substr(k);
   if (head.rfind("module", 0) == 0 || head.rfind("func.func", 0) == 0 || head.rfind("#loc", 0) == 0) return true;
   if (stablehlo::is_mlir_bytecode(std::string(buf, static_cast<size_t>(in.gcount())))) return true;
-  // A jax.export artifact: a flatbuffer whose mlir_module_serialized field holds bytecode.
+  // A jax.export artifact: a flatbuffer whose mlir_module_serialized field holds bytecode. Its
+  // root table comes first (flatbuffers are built back to front), so a far root offset rules
+  // a file out before it is read whole.
+  if (in.gcount() < 8) return false;
+  uint32_t root = 0;
+  std::memcpy(&root, buf, 4);
+  if (root >= 4096 || root % 4) return false;
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec || size > (uint64_t{1} << 26) || ext == ".onnx" || ext == ".pb" || ext == ".pt" || ext == ".pt2") return false;

@@ -1,4 +1,5 @@
-"""JAX models (StableHLO text and jax.export artifacts, models/jax/) compiled by kiln and compared with JAX's own outputs.
+"""JAX models (StableHLO text, jax.export artifacts, a jax2tf SavedModel; models/jax/) compiled by
+kiln and compared with JAX's own outputs.
 
     jax_models.py KILN WORK MODEL_DIR [MODEL_DIR ...] [--no-compile]
 
