@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "frontend/stablehlo/stablehlo_internal.h"
 #include "frontend/stablehlo/vhlo_bytecode.h"
 
 namespace kiln::frontend::stablehlo {
@@ -321,25 +322,16 @@ std::vector<int64_t> BytecodeFile::ints(uint64_t index, const std::string& what,
     }
     return out;
   }
-  if (a.kind != Attr::Kind::Dense || !a.type || ir::is_float(a.type->dtype))
-    fail(offset, fmt::format("{}: expected integers, found {}", what, a.describe()));
-  const std::string& s = a.s;  // "0x..." of little-endian elements
-  const size_t esize = ir::dtype_size(a.type->dtype);
-  const size_t nbytes = (s.size() - 4) / 2;
-  uint64_t count = 1;
-  for (int64_t d : a.type->dims) count *= static_cast<uint64_t>(d);
-  if (a.type->dims.size() > 1 || nbytes != count * esize || esize > 8)
-    fail(offset, fmt::format("{}: expected a list of {} integers", what, count));
-  auto nibble = [](char ch) { return static_cast<uint64_t>(ch <= '9' ? ch - '0' : ch - 'A' + 10); };
-  for (uint64_t k = 0; k < count; ++k) {
-    uint64_t v = 0;
-    for (size_t b = 0; b < esize; ++b) {
-      const size_t pos = 3 + 2 * (k * esize + b);
-      v |= (nibble(s[pos]) << 4 | nibble(s[pos + 1])) << (8 * b);
-    }
-    out.push_back(extend(v, static_cast<int>(esize * 8), ir::is_signed(a.type->dtype)));
+  if (a.kind != Attr::Kind::Dense || !a.type || ir::is_float(a.type->dtype) || a.type->dims.size() > 1)
+    fail(offset, fmt::format("{}: expected a list of integers, found {}", what, a.describe()));
+  // Dim lists are short; a splat blob must not make a long one.
+  ImportLimits small;
+  small.max_elements = 1 << 16;
+  try {
+    return dense_tensor(a.s, *a.type, small).to_int64_vector();
+  } catch (const Error& e) {
+    fail(offset, fmt::format("{}: {}", what, e.what()));
   }
-  return out;
 }
 
 }  // namespace kiln::frontend::stablehlo
