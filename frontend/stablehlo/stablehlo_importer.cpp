@@ -403,6 +403,8 @@ stablehlo::Module parse_any(const std::string& bytes, const std::string& name) {
   if (stablehlo::is_mlir_bytecode(bytes)) return stablehlo::parse_bytecode(bytes, name);
   if (std::optional<std::string> inner = stablehlo::jax_exported_bytecode(bytes))
     return stablehlo::parse_bytecode(*inner, name + " (mlir_module_serialized)");
+  if (std::filesystem::path(name).extension() == ".jax_exported")
+    fail("{}: not a jax.export artifact (no MLIR bytecode in a field mlir_module_serialized; truncated?)", name);
   for (size_t i = 0; i < bytes.size(); ++i)
     if (bytes[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
   std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
@@ -459,7 +461,7 @@ std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const Stabl
 
 bool is_stablehlo_file(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".mlir" || ext == ".stablehlo" || ext == ".mlirbc") return true;
+  if (ext == ".mlir" || ext == ".stablehlo" || ext == ".mlirbc" || ext == ".jax_exported") return true;
   std::ifstream in(path, std::ios::binary);
   char buf[256] = {};
   in.read(buf, sizeof buf);
