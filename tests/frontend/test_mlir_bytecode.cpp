@@ -141,6 +141,16 @@ TEST_CASE("bytecode: hostile variants fail with kiln::Error naming the file and 
     t.attrs[0] = varint(99);
     CHECK(contains(error_of(t.bytes()), "unknown VHLO attribute code 99"));
   }
+  SUBCASE("an op outside the table is refused by name") {
+    Tiny t;
+    t.strings[4] = "frobnicate_v1";
+    CHECK(contains(error_of(t.bytes()), "unsupported op 'vhlo.frobnicate_v1'"));
+  }
+  SUBCASE("a dialect other than vhlo is refused by name") {
+    Tiny t;
+    t.strings[1] = "mhlo";
+    CHECK(contains(error_of(t.bytes()), "found mhlo.func_v1"));
+  }
   SUBCASE("every truncation") {
     const std::string b = Tiny().bytes();
     for (size_t n = 0; n < b.size(); ++n) {
