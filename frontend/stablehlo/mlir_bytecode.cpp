@@ -231,11 +231,12 @@ class Reader {
         const size_t at = c.offset();
         const uint64_t t = f_.version >= 4 ? c.varint_flag(has_loc) : c.varint();
         if (t >= f_.types.size()) c.fail_at(at, fmt::format("type index {} is out of range", t));
-        if (has_loc) f_.attr_index(c);
+        const uint64_t loc = has_loc ? f_.attr_index(c) : 0;
         TensorType tt = f_.tensor_type(t, at);
         const std::string name = ctx == Context::Body ? fmt::format("%arg{}", k) : fmt::format("%{}", next_value_++);
         out.args.emplace_back(define(c, name, tt), tt);
-        if (arg_locs) arg_locs->push_back("");
+        // loc("params['w']") names the argument for --params and the graph's inputs.
+        if (arg_locs) arg_locs->push_back(has_loc ? f_.location_name(loc) : "");
       }
       if (f_.version >= 3 && c.byte()) use_list_orders(c, n);
     }

@@ -24,7 +24,8 @@ namespace kiln::frontend::stablehlo {
 bool is_mlir_bytecode(const std::string& bytes);
 
 // Parses VHLO bytecode; `file` names it in messages ("model.mlirbc: offset 12: ...").
-// Op locations are Loc{0, byte offset of the op}.
+// Op locations are Loc{0, byte offset of the op}; an argument's loc("name") becomes its
+// Func::arg_locs entry, as in the text.
 Module parse_bytecode(const std::string& bytes, const std::string& file);
 
 // The MLIR bytecode inside a jax.export serialized artifact (the flatbuffer of

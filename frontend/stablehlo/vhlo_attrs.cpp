@@ -311,6 +311,20 @@ Attr BytecodeFile::attr(uint64_t index, int depth) {
   }
 }
 
+std::string BytecodeFile::location_name(uint64_t index) {
+  // Builtin attribute codes (mlir/IR/BuiltinDialectBytecode.td): StringAttr 2, NameLoc 14.
+  constexpr uint64_t kStringAttr = 2, kNameLoc = 14;
+  const BytecodeEntry& loc = attrs[index];
+  if (dialects[loc.dialect] != "builtin" || !loc.custom) return "";
+  Cursor c = entry_cursor(loc);
+  if (c.varint() != kNameLoc) return "";
+  const BytecodeEntry& name = attrs[attr_index(c)];
+  if (dialects[name.dialect] != "builtin" || !name.custom) return "";
+  Cursor n = entry_cursor(name);
+  if (n.varint() != kStringAttr) return "";
+  return string_at(n, n.varint());
+}
+
 std::vector<int64_t> BytecodeFile::ints(uint64_t index, const std::string& what, size_t offset) {
   Attr a = attr(index);
   if (a.kind == Attr::Kind::Int) return {a.i};

@@ -58,7 +58,8 @@ class BytecodeFile {
   TensorType tensor_type(uint64_t index, size_t offset_for_errors);
   // Integers of an attribute: a tensor of integers, an integer, or an array of integers.
   std::vector<int64_t> ints(uint64_t index, const std::string& what, size_t offset_for_errors);
-  std::string dialect_of_attr(uint64_t index) const { return dialects[attrs[index].dialect]; }
+  // The name of a location attribute loc("x") (a builtin NameLoc), or "" for other locations.
+  std::string location_name(uint64_t index);
 
   [[noreturn]] void fail(size_t offset, const std::string& msg) const;
 

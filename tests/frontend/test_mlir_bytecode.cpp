@@ -5,7 +5,9 @@
 // with kiln::Error; nothing else may escape.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "frontend/stablehlo/stablehlo_importer.h"
 #include "ir/error.h"
 #include "ir/interpreter.h"
+#include "kiln/rt/npy.h"
 
 using namespace kiln;
 
@@ -176,4 +179,29 @@ TEST_CASE("bytecode: every byte of the mlp_export fixture changed, and every tru
       }
     }
   }
+}
+
+TEST_CASE("bytecode: arguments named by their locations, and --params by those names") {
+  // jax.export keeps loc("params['w1']") and loc("x") on @main's arguments, as as_text(debug_info=True).
+  const std::filesystem::path m = std::filesystem::path(KILN_JAX_MODELS) / "mlp_export_params";
+  const char* names[] = {"params['b1']", "params['b2']", "params['w1']", "params['w2']"};  // pytree order
+  std::map<std::string, ir::Tensor> by_index = frontend::read_npz((m / "params.npz").string(), {});
+  frontend::StableHloImportOptions options;
+  for (int k = 0; k < 4; ++k) options.params[names[k]] = by_index.at("arg" + std::to_string(k));
+  auto g = frontend::import_stablehlo((m / "model.jax_exported").string(), options);
+  REQUIRE(g->inputs().size() == 1);
+  CHECK(g->inputs()[0]->name() == "x");
+  auto load = [](const std::filesystem::path& p) {
+    rt::HostTensor h;
+    std::string error;
+    REQUIRE(rt::read_npy(p.string(), h, error));
+    ir::Tensor t(*ir::dtype_from_code(static_cast<int>(h.dtype)), h.shape);
+    std::memcpy(t.mutable_raw(), h.data.data(), h.data.size());
+    return t;
+  };
+  auto out = ir::interpret(*g, {{"x", load(m / "input_0.npy")}});
+  const ir::Tensor expected = load(m / "expected_0.npy");
+  REQUIRE(out.size() == 1);
+  REQUIRE(out[0].numel() == expected.numel());
+  for (int64_t i = 0; i < expected.numel(); ++i) CHECK(std::abs(out[0].as_double(i) - expected.as_double(i)) < 1e-5);
 }
