@@ -55,7 +55,7 @@ class Reader {
     f_.version = c.varint();
     if (f_.version < 1 || f_.version > kMaxVersion)
       c.fail(fmt::format("bytecode version {} is not supported (1 to {} are)", f_.version, kMaxVersion));
-    producer_ = read_cstring(c, "producer");
+    read_cstring(c, "producer");  // "StableHLO_v1.15.0": the VHLO version, not needed to read it
     std::array<std::optional<Cursor>, kNumSections> sections;
     while (!c.empty()) {
       const size_t at = c.offset();
@@ -206,9 +206,9 @@ class Reader {
     return name;
   }
 
-  std::optional<TensorType> maybe_tensor(uint64_t type_index) {
+  std::optional<TensorType> maybe_tensor(uint64_t type_index, size_t at) {
     if (f_.type(type_index).kind != VhloType::Kind::Tensor) return std::nullopt;
-    return f_.tensor_type(type_index, 0);
+    return f_.tensor_type(type_index, at);
   }
 
   // One region into `out` (a region of one block; an empty region stays empty).
@@ -327,9 +327,10 @@ class Reader {
 
     for (size_t k = 0; k < result_types.size(); ++k) {
       const std::string r = result_types.size() == 1 ? fmt::format("%{}", next_value_) : fmt::format("%{}#{}", next_value_, k);
-      op.results.push_back(define(c, r, maybe_tensor(result_types[k])));
-      if (std::optional<TensorType> t = maybe_tensor(result_types[k])) op.result_types.push_back(*t);
-      else c.fail_at(at, fmt::format("{}: result {} is {}, not a ranked tensor", full, k, f_.type(result_types[k]).name));
+      std::optional<TensorType> t = maybe_tensor(result_types[k], at);
+      if (!t) c.fail_at(at, fmt::format("{}: result {} is {}, not a ranked tensor", full, k, f_.type(result_types[k]).name));
+      op.results.push_back(define(c, r, t));
+      op.result_types.push_back(*t);
     }
     if (!result_types.empty()) ++next_value_;
 
@@ -411,7 +412,6 @@ class Reader {
   const std::string& bytes_;
   BytecodeFile f_;
   Module module_;
-  std::string producer_;
   std::vector<OpName> op_names_;
   std::vector<Cursor> properties_;
   std::vector<Scope> scopes_;
