@@ -79,7 +79,7 @@ Report inspect(const InspectArgs& args) {
     graph = import_model(args.model, args.limits, args.input_shapes, {}, args.params, args.tf);
     const ModelFormat format = model_format(args.model);
     info.producer = format == ModelFormat::TorchExport ? "torch.export program"
-                    : format == ModelFormat::StableHlo ? "StableHLO text"
+                    : format == ModelFormat::StableHlo ? "StableHLO"
                     : format == ModelFormat::TensorFlow ? (frontend::is_saved_model_dir(args.model) ? "TensorFlow SavedModel"
                                                                                                     : "TensorFlow GraphDef")
                                                         : "TorchScript archive";

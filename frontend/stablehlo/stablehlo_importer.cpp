@@ -8,9 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "frontend/stablehlo/mlir_bytecode.h"
 #include "frontend/stablehlo/stablehlo_internal.h"
 #include "frontend/torchscript/zip_archive.h"
 #include "ir/error.h"
@@ -229,6 +232,27 @@ class Importer {
     }
   }
 
+  // The entry function lowered with `args` as its arguments (their types must be the
+  // arguments'), node names prefixed by `prefix`; returns its results.
+  std::vector<ir::Value*> call_entry(const std::vector<ir::Value*>& args, const std::string& prefix) {
+    auto it = module_.funcs.find(options_.entry);
+    if (it == module_.funcs.end()) fail("{}: no function @{} (the entry point)", module_.file, options_.entry);
+    const Func& main = it->second;
+    if (args.size() != main.args.size())
+      fail("{}: {} values given, @{} takes {} arguments", module_.file, args.size(), main.name, main.args.size());
+    Scope scope;
+    for (size_t k = 0; k < args.size(); ++k) {
+      const TensorType& t = main.args[k].second;
+      check_type(t, main.loc);
+      if (!args[k]->has_type() || !args[k]->shape().is_static() || args[k]->dtype() != t.dtype ||
+          args[k]->shape().values() != t.dims)
+        fail("{}: argument {} of @{} is {}, the value given is '{}' ({})", module_.file, k, main.name, t.str(),
+             args[k]->name(), args[k]->has_type() ? args[k]->shape().str() : "of unknown type");
+      scope[main.args[k].first] = args[k];
+    }
+    return body(main, scope, prefix, 0);
+  }
+
  private:
   using Scope = std::map<std::string, ir::Value*>;
 
@@ -373,15 +397,23 @@ std::map<std::string, ir::Tensor> read_npz(const std::string& path, const Import
   return out;
 }
 
-std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
-                                                 const StableHloImportOptions& options) {
-  if (text.size() > options.limits.max_file_bytes)
-    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text (MLIR bytecode is not supported)", name, i);
+namespace {
+
+stablehlo::Module parse_any(const std::string& bytes, const std::string& name) {
+  if (stablehlo::is_mlir_bytecode(bytes)) return stablehlo::parse_bytecode(bytes, name);
+  if (std::optional<std::string> inner = stablehlo::jax_exported_bytecode(bytes))
+    return stablehlo::parse_bytecode(*inner, name + " (mlir_module_serialized)");
+  if (std::filesystem::path(name).extension() == ".jax_exported")
+    fail("{}: not a jax.export artifact (no MLIR bytecode in a field mlir_module_serialized; truncated?)", name);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
   std::set<std::string> known = {"func.call", "func.return", "stablehlo.return"};
   for (const auto& [op, lower] : lowering_table()) known.insert(op);
-  stablehlo::Module module = stablehlo::parse_module(text, name, known);
+  return stablehlo::parse_module(bytes, name, known);
+}
+
+std::unique_ptr<ir::Graph> import_module(const stablehlo::Module& module, const std::string& name,
+                                         const StableHloImportOptions& options) {
   std::map<std::string, ir::Tensor> params = options.params;
   if (!options.params_path.empty())
     for (auto& [k, v] : read_npz(options.params_path, options.limits)) params[k] = std::move(v);
@@ -393,13 +425,43 @@ std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const 
   return graph;
 }
 
+}  // namespace
+
+std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
+                                                 const StableHloImportOptions& options) {
+  if (text.size() > options.limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, text.size(), options.limits.max_file_bytes);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\0') fail("{}: a NUL byte at offset {}: not MLIR text", name, i);
+  return import_module(parse_any(text, name), name, options);
+}
+
+std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
+                                                  const StableHloImportOptions& options) {
+  if (bytes.size() > options.limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, bytes.size(), options.limits.max_file_bytes);
+  return import_module(parse_any(bytes, name), name, options);
+}
+
+
+std::vector<ir::Value*> lower_stablehlo_into(const std::string& bytes, const std::string& name, ir::Graph& graph,
+                                             const std::vector<ir::Value*>& args, const std::string& prefix,
+                                             const ImportLimits& limits) {
+  if (bytes.size() > limits.max_file_bytes)
+    fail("{}: {} bytes, over the file size limit of {} (--max-file-bytes)", name, bytes.size(), limits.max_file_bytes);
+  stablehlo::Module module = parse_any(bytes, name);
+  StableHloImportOptions options;
+  options.limits = limits;
+  return Importer(module, options, graph).call_entry(args, prefix);
+}
+
 std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const StableHloImportOptions& options) {
-  return import_stablehlo_text(read_text_file(path, options.limits), path, options);
+  return import_stablehlo_bytes(read_text_file(path, options.limits), path, options);
 }
 
 bool is_stablehlo_file(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".mlir" || ext == ".stablehlo") return true;
+  if (ext == ".mlir" || ext == ".stablehlo" || ext == ".mlirbc" || ext == ".jax_exported") return true;
   std::ifstream in(path, std::ios::binary);
   char buf[256] = {};
   in.read(buf, sizeof buf);
@@ -407,7 +469,21 @@ bool is_stablehlo_file(const std::string& path) {
   size_t k = 0;
   while (k < head.size() && std::isspace(static_cast<unsigned char>(head[k]))) ++k;
   head = head.substr(k);
-  return head.rfind("module", 0) == 0 || head.rfind("func.func", 0) == 0 || head.rfind("#loc", 0) == 0;
+  if (head.rfind("module", 0) == 0 || head.rfind("func.func", 0) == 0 || head.rfind("#loc", 0) == 0) return true;
+  if (stablehlo::is_mlir_bytecode(std::string(buf, static_cast<size_t>(in.gcount())))) return true;
+  // A jax.export artifact: a flatbuffer whose mlir_module_serialized field holds bytecode. Its
+  // root table comes first (flatbuffers are built back to front), so a far root offset rules
+  // a file out before it is read whole.
+  if (in.gcount() < 8) return false;
+  uint32_t root = 0;
+  std::memcpy(&root, buf, 4);
+  if (root >= 4096 || root % 4) return false;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > (uint64_t{1} << 26) || ext == ".onnx" || ext == ".pb" || ext == ".pt" || ext == ".pt2") return false;
+  std::ifstream all(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(all)), std::istreambuf_iterator<char>());
+  return stablehlo::jax_exported_bytecode(bytes).has_value();
 }
 
 }  // namespace kiln::frontend

@@ -1,5 +1,8 @@
 // The JAX frontend: StableHLO as MLIR text (`jax.jit(f).lower(*args).as_text()`, saved as
-// .mlir) into an ir::Graph.
+// .mlir), as MLIR bytecode of its portable form VHLO (.mlirbc), or as a jax.export serialized
+// artifact (the flatbuffer of `exported.serialize()`, whose mlir_module_serialized field is
+// that bytecode), into an ir::Graph. kiln reads the bytecode itself (mlir_bytecode.h), with
+// no MLIR library: VHLO lives in the StableHLO repository, not in LLVM's MLIR.
 //
 // Choices worth knowing:
 // - The entry is func.func @main; private functions it reaches through func.call are
@@ -19,13 +22,13 @@
 // - Outputs are @main's results, named output_0, output_1, ...
 // - The text is untrusted: errors name the file and line:column; sizes are checked against
 //   the import limits before anything is allocated.
-// Not read: MLIR bytecode (jax.export's serialized artifacts), dynamic shapes, while/case/if,
-// custom_call, tuples and tokens.
+// Not read: jax2tf SavedModels, dynamic shapes, while/case/if, custom_call, tuples and tokens.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/graph.h"
@@ -45,6 +48,20 @@ std::unique_ptr<ir::Graph> import_stablehlo(const std::string& path, const Stabl
 // The same for text in memory; `name` stands for the file in messages.
 std::unique_ptr<ir::Graph> import_stablehlo_text(const std::string& text, const std::string& name,
                                                  const StableHloImportOptions& options = {});
+
+// The same for the bytes of a file of any of the three forms, told apart by content: MLIR
+// bytecode (VHLO, "ML\xEFR"), a jax.export serialized artifact (a flatbuffer holding such
+// bytecode), or else MLIR text.
+std::unique_ptr<ir::Graph> import_stablehlo_bytes(const std::string& bytes, const std::string& name,
+                                                  const StableHloImportOptions& options = {});
+
+// Lowers the entry function of the module in `bytes` (any of the three forms) into `graph`,
+// with `args` as its arguments (their types must be the arguments' types) and node names
+// prefixed by `prefix`; returns its results. For modules embedded in other formats (the
+// `module` attribute of TensorFlow's XlaCallModule).
+std::vector<ir::Value*> lower_stablehlo_into(const std::string& bytes, const std::string& name, ir::Graph& graph,
+                                             const std::vector<ir::Value*>& args, const std::string& prefix,
+                                             const ImportLimits& limits);
 
 // True when `path` looks like StableHLO text: a .mlir or .stablehlo file, or a file whose
 // first non-blank text is `module`, `func.func` or a `#loc` alias.

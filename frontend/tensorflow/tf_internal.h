@@ -92,6 +92,7 @@ using TfLowerFn = std::vector<ir::Value*> (*)(TfLowering& L, const std::vector<i
 void add_math_lowerings(std::map<std::string, TfLowerFn>& table);
 void add_nn_lowerings(std::map<std::string, TfLowerFn>& table);
 void add_array_lowerings(std::map<std::string, TfLowerFn>& table);
+void add_xla_lowerings(std::map<std::string, TfLowerFn>& table);  // tf_xla_call_module.cpp
 const std::map<std::string, TfLowerFn>& lowering_table();
 
 }  // namespace kiln::frontend::tensorflow

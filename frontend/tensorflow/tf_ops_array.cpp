@@ -290,6 +290,7 @@ const std::map<std::string, TfLowerFn>& lowering_table() {
     add_math_lowerings(t);
     add_nn_lowerings(t);
     add_array_lowerings(t);
+    add_xla_lowerings(t);
     return t;
   }();
   return table;

@@ -6,7 +6,8 @@ and no output directory from `kiln compile`.
 MODELS_DIR is models/tensorflow/. Each case copies a fixture into WORK, breaks one thing
 (a truncated saved_model.pb, a flipped byte in the weights, a truncated index or data shard,
 a missing shard, an unknown signature, an unknown op in a frozen GraphDef, an unknown
-TensorList op) and checks that
+TensorList op, a jax2tf XlaCallModule whose bytecode has an unknown version, taken from
+models/jax/) and checks that
 `kiln compile` fails with a message that names the file and what is wrong.
 """
 import os
@@ -99,6 +100,12 @@ def main():
     m = copy_model(os.path.join(models, "lstm", "saved_model"), work, "unknown_list_op")
     patch(os.path.join(m, "saved_model.pb"), lambda d: bytearray(bytes(d).replace(b"TensorListSetItem", b"TensorListSetIten")))
     ok &= expect_error(kiln, work, "unknown_list_op", m, [], "(TensorListSetIten)", "TensorList op is not supported")
+
+    # A jax2tf model whose XlaCallModule holds bytecode of an unknown version (same length).
+    jax2tf = os.path.join(models, "..", "jax", "jax2tf_cnn", "saved_model")
+    m = copy_model(jax2tf, work, "bad_xla_module")
+    patch(os.path.join(m, "saved_model.pb"), lambda d: bytearray(bytes(d).replace(b"ML\xefR\x0d", b"ML\xefR\x7f", 1)))
+    ok &= expect_error(kiln, work, "bad_xla_module", m, [], "(XlaCallModule)", "bytecode version 63 is not supported")
 
     ok &= expect_error(kiln, work, "no_such_input", os.path.join(models, "frozen", "frozen.pb"),
                        ["--input-node", "nope"], "--input-node 'nope' names no Placeholder")

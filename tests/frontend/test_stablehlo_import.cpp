@@ -334,12 +334,20 @@ TEST_CASE("stablehlo: hostile text is refused with a location, never a crash") {
 
 TEST_CASE("stablehlo: the JAX fixtures match JAX's outputs through the interpreter") {
   const std::filesystem::path dir = KILN_JAX_MODELS;
-  for (const std::string name : {"cnn", "cnn_generic", "cnn_params", "transformer", "transformer_params", "ops_mix"}) {
-    INFO(name);
+  const std::pair<const char*, const char*> fixtures[] = {
+      {"cnn", "model.mlir"},          {"cnn_generic", "model.mlir"},        {"cnn_params", "model.mlir"},
+      {"transformer", "model.mlir"},  {"transformer_params", "model.mlir"}, {"ops_mix", "model.mlir"},
+      {"mlp_export", "model.jax_exported"}, {"mlp_export", "model.mlirbc"}, {"mlp_export_params", "model.jax_exported"},
+      {"cnn_export", "model.jax_exported"}, {"cnn_export", "model.mlirbc"}, {"transformer_export", "model.jax_exported"},
+      {"ops_mix_export", "model.jax_exported"}};
+  for (const auto& [folder, model] : fixtures) {
+    const std::string name = folder, file = model;
+    INFO(name << "/" << file);
     const std::filesystem::path m = dir / name;
     StableHloImportOptions options;
     if (std::filesystem::exists(m / "params.npz")) options.params_path = (m / "params.npz").string();
-    auto g = frontend::import_stablehlo((m / "model.mlir").string(), options);
+    CHECK(frontend::is_stablehlo_file((m / file).string()));
+    auto g = frontend::import_stablehlo((m / file).string(), options);
     std::map<std::string, ir::Tensor> feed;
     for (size_t k = 0; k < g->inputs().size(); ++k)
       feed[g->inputs()[k]->name()] = load_npy((m / ("input_" + std::to_string(k) + ".npy")).string());
@@ -358,7 +366,7 @@ TEST_CASE("stablehlo: the JAX fixtures match JAX's outputs through the interpret
       worst = std::max(worst, err / scale);
     }
     CHECK_FALSE(std::filesystem::exists(m / ("expected_" + std::to_string(out.size()) + ".npy")));
-    MESSAGE(name << ": " << out.size() << " outputs, max |kiln - jax| / scale = " << worst);
+    MESSAGE(name << "/" << file << ": " << out.size() << " outputs, max |kiln - jax| / scale = " << worst);
   }
 }
 

@@ -3,7 +3,8 @@
 #   run_fuzz.sh TARGET SECONDS WORK
 # Seeds: corpus/<target>/ (committed crashers and small inputs), plus for fuzz_onnx_loader the
 # hostile models (written fresh by tests/hostile/make_hostile.py), for fuzz_ir_parser the IR
-# test files and for fuzz_torchscript_parser the TorchScript code samples. New inputs go to WORK/corpus, never into the source tree; a crash leaves
+# test files, for fuzz_torchscript_parser the TorchScript code samples and for fuzz_mlir_bytecode
+# the bytecode and jax.export artifacts of models/jax/. New inputs go to WORK/corpus, never into the source tree; a crash leaves
 # WORK/crash-* to add to corpus/<target>/ once fixed.
 set -euo pipefail
 target=$1 seconds=$2 work=$3
@@ -27,6 +28,10 @@ case "$name" in
   fuzz_stablehlo)
     find "$repo/models/jax" -name model.mlir -size -64k | while read -r f; do
       cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).mlir"
+    done ;;
+  fuzz_mlir_bytecode)
+    find "$repo/models/jax" \( -name model.mlirbc -o -name model.jax_exported \) -size -64k | while read -r f; do
+      cp "$f" "$work/seeds/$(echo "$f" | md5sum | cut -c1-16).bin"
     done ;;
   fuzz_torchscript_parser)
     find "$repo/tests/frontend/data/torchscript_code" -path '*/code/*' -name '*.py' -size -64k | while read -r f; do
