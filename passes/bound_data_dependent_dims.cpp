@@ -34,8 +34,9 @@ std::optional<std::pair<size_t, int64_t>> data_dependent_extent(const ir::Graph&
     if (!capacity) return std::nullopt;
     return std::pair{size_t{1}, *capacity};
   }
-  if (n.op() == "Unique") {
-    // At most every slice of the axis distinct (every element, without one).
+  if (n.op() == "Unique" || n.op() == "Compress") {
+    // Along `axis` (the flattened input without one): at most every slice distinct, or kept;
+    // Compress keeps no more than its condition has entries.
     const ir::Shape& x = n.input(0)->shape();
     size_t axis = 0;
     if (n.has_attr("axis")) {
@@ -44,26 +45,14 @@ std::optional<std::pair<size_t, int64_t>> data_dependent_extent(const ir::Graph&
       axis = static_cast<size_t>(*a);
     }
     if (axis >= y.rank() || !y[axis].is_unknown()) return std::nullopt;
-    const std::optional<int64_t> len = n.has_attr("axis") ? max_of(g, x[axis]) : x.max_numel(g.dim_ranges());
+    std::optional<int64_t> len = n.has_attr("axis") ? max_of(g, x[axis]) : x.max_numel(g.dim_ranges());
+    if (len && n.op() == "Compress") {
+      if (!n.input(1)->has_type() || n.input(1)->shape().rank() != 1) return std::nullopt;
+      const std::optional<int64_t> cond = max_of(g, n.input(1)->shape()[0]);
+      len = cond ? std::optional<int64_t>(std::min(*len, *cond)) : std::nullopt;
+    }
     if (!len) return std::nullopt;
     return std::pair{axis, *len};
-  }
-  if (n.op() == "Compress") {
-    // At most every slice of the axis (every element, without one), and no more than the
-    // condition has entries.
-    const ir::Shape& x = n.input(0)->shape();
-    if (!n.input(1)->has_type() || n.input(1)->shape().rank() != 1) return std::nullopt;
-    size_t axis = 0;
-    if (n.has_attr("axis")) {
-      const std::optional<int64_t> a = ir::normalize_axis(n.i("axis"), static_cast<int64_t>(x.rank()));
-      if (!a) return std::nullopt;
-      axis = static_cast<size_t>(*a);
-    }
-    if (axis >= y.rank() || !y[axis].is_unknown()) return std::nullopt;
-    const std::optional<int64_t> len = n.has_attr("axis") ? max_of(g, x[axis]) : x.max_numel(g.dim_ranges());
-    const std::optional<int64_t> cond = max_of(g, n.input(1)->shape()[0]);
-    if (!len || !cond) return std::nullopt;
-    return std::pair{axis, std::min(*len, *cond)};
   }
   if (n.op() == "NonMaxSuppression") {
     if (y.rank() != 2 || !y[0].is_unknown() || !n.input(1)->has_type()) return std::nullopt;
