@@ -20,7 +20,7 @@ cd build
 ctest -j "${KILN_TEST_JOBS:-2}" --output-on-failure --timeout 1800 "$@"
 phase_done tests
 # The Clang build under AddressSanitizer and UndefinedBehaviorSanitizer (scripts/test_sanitized.sh):
-# unit, end-to-end (not resnet18) and hostile-input tests and 15 s of each fuzz target;
+# unit, end-to-end (not resnet18) and hostile-input tests and 10 s of each fuzz target;
 # KILN_SANITIZED_TESTS=REGEX runs fewer, KILN_SKIP_SANITIZED=1 skips it.
 if [[ ${KILN_SKIP_SANITIZED:-0} != 1 ]]; then
   KILN_ASAN_BUILD="$repo/build-asan" bash "$repo/scripts/test_sanitized.sh"

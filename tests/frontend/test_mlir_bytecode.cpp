@@ -165,13 +165,19 @@ TEST_CASE("bytecode: hostile variants fail with kiln::Error naming the file and 
 
 TEST_CASE("bytecode: every byte of the mlp_export fixture changed, and every truncation") {
   const std::filesystem::path dir = KILN_JAX_MODELS;
+  const std::string bytecode = read_file(dir / "mlp_export" / "model.mlirbc");
   for (const char* file : {"model.mlirbc", "model.jax_exported"}) {
     const std::string b = read_file(dir / "mlp_export" / file);
     REQUIRE(b.size() > 100);
     size_t failures = 0;
     for (size_t n = 0; n < b.size(); ++n) failures += !error_of(b.substr(0, n)).empty();
     CHECK(failures > b.size() / 2);
+    // The artifact's copy of the bytecode is changed byte by byte as model.mlirbc already
+    // was; here only the flatbuffer around it (which halved the case's time under ASan).
+    const size_t inner = file == std::string("model.jax_exported") ? b.find(bytecode) : std::string::npos;
+    if (file == std::string("model.jax_exported")) REQUIRE(inner != std::string::npos);
     for (size_t k = 0; k < b.size(); ++k) {
+      if (inner != std::string::npos && k >= inner && k < inner + bytecode.size()) continue;
       for (int change = 0; change < 3; ++change) {
         std::string m = b;
         m[k] = change == 0 ? '\0' : change == 1 ? '\xff' : static_cast<char>(m[k] ^ 1);
