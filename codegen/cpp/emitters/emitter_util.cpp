@@ -102,6 +102,23 @@ bool is_data_dependent_dim(const ir::Value* v, size_t axis) {
   return it != g->dim_ranges().end() && it->second.data_dependent;
 }
 
+size_t axis_or_flat(const ir::Node& node) {
+  if (!node.has_attr("axis")) return 0;
+  return static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(node.input(0)->shape().rank())));
+}
+
+std::string require_plain_numeric(const ir::Node& node, const char* op) {
+  switch (node.input(0)->dtype()) {
+    case ir::DType::F32: case ir::DType::F64: case ir::DType::I8: case ir::DType::U8: case ir::DType::I16:
+    case ir::DType::U16: case ir::DType::I32: case ir::DType::U32: case ir::DType::I64: case ir::DType::U64:
+    case ir::DType::Bool:
+      return "";
+    default:
+      return fmt::format("compiled {} reads f32, f64, integer and bool tensors, not {}", op,
+                         ir::dtype_name(node.input(0)->dtype()));
+  }
+}
+
 bool is_f32_constant(const ir::Value* v) {
   return v != nullptr && v->is_constant() && v->dtype() == ir::DType::F32;
 }

@@ -36,6 +36,12 @@ std::string unsupported_conv2d(const ir::Node& node);
 // True when axis `axis` of `v` is a data-dependent dim (passes::bound_data_dependent_dims): a
 // symbol the node that writes `v` sets when it runs.
 bool is_data_dependent_dim(const ir::Value* v, size_t axis);
+// The node's `axis` attribute normalized against input 0's rank, or 0 without one (ops that
+// then work on the flattened input: Unique, Compress).
+size_t axis_or_flat(const ir::Node& node);
+// "" for the dtypes the data-dependent kernels instantiate (f32, f64, integers, bool), else
+// why `op` is refused.
+std::string require_plain_numeric(const ir::Node& node, const char* op);
 size_t conv2d_scratch_bytes(const ir::Node& node, const EmitOptions& options);
 // The Winograd tile (4: F(4x4,3x3), 2: F(2x2,3x3)) emit_conv2d runs `node` with, 0 for im2col:
 // for constant weights where Winograd applies, chosen by shape (kiln::rt::winograd_choose_tile)

@@ -108,37 +108,21 @@ std::string data_dependent(const ir::Node&) {
 // after it and for the output's shape.
 std::string nonzero_unsupported(const ir::Node& node) {
   if (!is_data_dependent_dim(node.output(0), 1)) return data_dependent(node);
-  switch (node.input(0)->dtype()) {
-    case ir::DType::F32: case ir::DType::F64: case ir::DType::I8: case ir::DType::U8: case ir::DType::I16:
-    case ir::DType::U16: case ir::DType::I32: case ir::DType::U32: case ir::DType::I64: case ir::DType::U64:
-    case ir::DType::Bool:
-      return "";
-    default:
-      return fmt::format("compiled NonZero reads f32, f64, integer and bool tensors, not {}",
-                         ir::dtype_name(node.input(0)->dtype()));
-  }
+  // A scalar has no coordinates to list (its output would have no rows).
+  if (node.input(0)->shape().rank() == 0) return "compiled NonZero needs an input of rank 1 or more";
+  return require_plain_numeric(node, "NonZero");
 }
 
 // Unique: the count of distinct slices is a data-dependent dim, as NonZero's.
-size_t unique_axis(const ir::Node& node) {
-  return node.has_attr("axis")
-             ? static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(node.input(0)->shape().rank())))
-             : 0;
-}
-
 std::string unique_unsupported(const ir::Node& node) {
-  if (!node.output(0) || !is_data_dependent_dim(node.output(0), unique_axis(node))) return data_dependent(node);
+  if (!node.output(0) || !is_data_dependent_dim(node.output(0), axis_or_flat(node))) return data_dependent(node);
   if (!node.input(0)->shape().is_static()) return "compiled Unique needs a static input shape";
-  if (ir::dtype_size(node.input(0)->dtype()) > 8 || node.input(0)->dtype() == ir::DType::F16 ||
-      node.input(0)->dtype() == ir::DType::BF16 || cpp_type(node.input(0)->dtype()).rfind("kiln::", 0) == 0)
-    return fmt::format("compiled Unique reads f32, f64, integer and bool tensors, not {}",
-                       ir::dtype_name(node.input(0)->dtype()));
-  return "";
+  return require_plain_numeric(node, "Unique");
 }
 
 int64_t unique_len(const ir::Node& node) {
   const std::vector<int64_t> x = dims_of(node.input(0));
-  return node.has_attr("axis") ? x[unique_axis(node)] : numel_of(node.input(0));
+  return node.has_attr("axis") ? x[axis_or_flat(node)] : numel_of(node.input(0));
 }
 
 size_t unique_scratch_bytes(const ir::Node& node, const EmitOptions&) {
@@ -150,7 +134,7 @@ void emit_unique(EmitContext& ctx, const ir::Node& node) {
   int64_t outer = 1, inner = 1;
   const int64_t len = unique_len(node);
   if (node.has_attr("axis")) {
-    const size_t axis = unique_axis(node);
+    const size_t axis = axis_or_flat(node);
     for (size_t d = 0; d < axis; ++d) outer *= x[d];
     for (size_t d = axis + 1; d < x.size(); ++d) inner *= x[d];
   }
@@ -158,7 +142,7 @@ void emit_unique(EmitContext& ctx, const ir::Node& node) {
     return k < node.num_outputs() && node.output(k) ? ctx.out(node, k) : std::string("nullptr");
   };
   ctx.line(fmt::format("{} = kiln::rt::unique<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, reinterpret_cast<int64_t*>{});",
-                       ctx.dim_slot(node.output(0)->shape()[unique_axis(node)].name()), cpp_type(node.input(0)->dtype()),
+                       ctx.dim_slot(node.output(0)->shape()[axis_or_flat(node)].name()), cpp_type(node.input(0)->dtype()),
                        outer, len, inner, ctx.in(node, 0), node.i("sorted") != 0 ? "true" : "false", ctx.out(node, 0),
                        out_or_null(1), out_or_null(2), out_or_null(3), ctx.scratch(node)));
 }

@@ -24,14 +24,8 @@ void emit_reverse_sequence(EmitContext& ctx, const ir::Node& node) {
 
 // The count of slices kept is a number when the condition is constant, else a data-dependent
 // dim (passes::bound_data_dependent_dims) the node sets when it runs.
-size_t compress_axis(const ir::Node& node) {
-  return node.has_attr("axis")
-             ? static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(node.input(0)->shape().rank())))
-             : 0;
-}
-
 std::string unsupported_compress(const ir::Node& node) {
-  if (!node.input(1)->is_constant() && !is_data_dependent_dim(node.output(0), compress_axis(node)))
+  if (!node.input(1)->is_constant() && !is_data_dependent_dim(node.output(0), axis_or_flat(node)))
     return fmt::format("input '{}' (condition) must be known at compile time: it decides the output shape",
                        node.input(1)->name());
   if (!node.input(0)->shape().is_static() || !node.input(1)->shape().is_static())
@@ -53,7 +47,7 @@ void emit_compress(EmitContext& ctx, const ir::Node& node) {
                          numel_of(node.input(1)), len));
     ctx.line(fmt::format("if (kept < 0) {}", ctx.fail_stmt(node, fmt::format("the condition selects past the {} "
                                                                             "entries of the axis", len))));
-    ctx.line(fmt::format("{} = kept;", ctx.dim_slot(node.output(0)->shape()[compress_axis(node)].name())));
+    ctx.line(fmt::format("{} = kept;", ctx.dim_slot(node.output(0)->shape()[axis_or_flat(node)].name())));
   }
   ctx.line(fmt::format("kiln::rt::compress<{}>({}, {}, {}, {}, {}, {}, {});", cpp_type(node.input(0)->dtype()), outer,
                        len, inner, ctx.in(node, 1), numel_of(node.input(1)), ctx.in(node, 0), ctx.out(node, 0)));

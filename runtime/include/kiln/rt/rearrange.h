@@ -61,13 +61,18 @@ inline int64_t compress_count(const bool* cond, int64_t cond_len, int64_t len) n
 template <class T>
 int64_t unique(int64_t outer, int64_t len, int64_t inner, const T* x, bool sorted, T* y, int64_t* first,
                int64_t* inverse, int64_t* counts, int64_t* scratch) {
-  // Slice a before slice b, lexicographically over (o, i).
+  // Slice a before slice b, lexicographically over (o, i). NaN sorts after every number and
+  // equals NaN: the data is the caller's, and std::sort needs a strict weak order whatever it holds.
+  const auto before = [](T u, T v) {
+    if (v != v) return u == u;  // a number before NaN; NaN not before NaN
+    return u < v;               // false when u is NaN
+  };
   const auto less = [&](int64_t a, int64_t b) {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const T va = x[(o * len + a) * inner + i], vb = x[(o * len + b) * inner + i];
-        if (va < vb) return true;
-        if (vb < va) return false;
+        if (before(va, vb)) return true;
+        if (before(vb, va)) return false;
       }
     return false;
   };
