@@ -94,7 +94,8 @@ void apply_input_shapes(ir::Graph& graph, const std::string& path, const std::ve
       }
       const std::string name = in->has_type() && declared[k].is_symbol() ? declared[k].name()
                                                                          : fmt::format("{}_{}", in->name(), k);
-      const ir::DimRange range{r->second.first, r->second.second, r->second.second};
+      ir::DimRange range{r->second.first, r->second.second, r->second.second};
+      if (auto st = spec.steps.find(k); st != spec.steps.end()) range.step = st->second;
       auto [it, added] = graph.dim_ranges().emplace(name, range);
       if (!added && !(it->second == range))
         fail("{}: --input-shape gives the symbolic dim '{}' the bounds {}..{} and {}..{}", path, name, it->second.min,
@@ -238,7 +239,7 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs,
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      fail("--dim {}: expected NAME=VALUE or NAME=MIN..MAX[@OPT]", spec);
+      fail("--dim {}: expected NAME=VALUE or NAME=MIN..MAX[:STEP][@OPT]", spec);
     const std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
     if (dims.count(name) || (ranges && ranges->count(name))) fail("--dim {}: '{}' is given twice", spec, name);
     const size_t dots = value.find("..");
@@ -250,7 +251,10 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs,
     const size_t at = value.find('@', dots);
     ir::DimRange r;
     r.min = parse_count(spec, value.substr(0, dots));
-    r.max = parse_count(spec, value.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2));
+    const std::string upper = value.substr(dots + 2, at == std::string::npos ? std::string::npos : at - dots - 2);
+    const size_t colon = upper.find(':');
+    r.max = parse_count(spec, upper.substr(0, colon));
+    if (colon != std::string::npos) r.step = parse_count(spec, upper.substr(colon + 1));
     r.opt = at == std::string::npos ? r.max : parse_count(spec, value.substr(at + 1));
     (*ranges)[name] = r;
   }

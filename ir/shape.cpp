@@ -162,6 +162,64 @@ Dim Dim::bind(const std::map<std::string, int64_t>& values) const {
   return from_terms(std::move(out));
 }
 
+Dim Dim::substitute(const std::string& symbol, const Dim& by) const {
+  if (is_static() || is_unknown()) return *this;
+  if (by.is_unknown()) return unknown();
+  Terms scratch;
+  const Terms& with = by.poly_terms(scratch);
+  Terms out;
+  for (const auto& [m, c] : terms_) {
+    // The monomial's other symbols times `by` to the power of `symbol`'s count, times c
+    // (as terms: a dim of a negative number would be unknown).
+    Monomial rest;
+    Terms product{{{}, c}};
+    for (const std::string& s : m) {
+      if (s != symbol) {
+        rest.push_back(s);
+        continue;
+      }
+      Terms next;
+      for (const auto& [ma, ca] : product)
+        for (const auto& [mb, cb] : with) {
+          Monomial mm = ma;
+          mm.insert(mm.end(), mb.begin(), mb.end());
+          std::sort(mm.begin(), mm.end());
+          int64_t v;
+          if (__builtin_mul_overflow(ca, cb, &v) || __builtin_add_overflow(next[mm], v, &next[mm])) return unknown();
+        }
+      product = std::move(next);
+    }
+    for (const auto& [mp, cp] : product) {
+      Monomial mm = mp;
+      mm.insert(mm.end(), rest.begin(), rest.end());
+      std::sort(mm.begin(), mm.end());
+      if (__builtin_add_overflow(out[mm], cp, &out[mm])) return unknown();
+    }
+  }
+  return from_terms(std::move(out));
+}
+
+std::optional<std::pair<std::string, int64_t>> Dim::scaled_symbol() const {
+  if (terms_.size() != 1 || terms_.begin()->first.size() != 1 || terms_.begin()->second < 1) return std::nullopt;
+  return std::make_pair(terms_.begin()->first[0], terms_.begin()->second);
+}
+
+std::optional<Dim> Dim::floor_div(int64_t d) const {
+  if (d <= 0 || is_unknown()) return std::nullopt;
+  if (is_static()) return Dim(value_ / d);
+  Terms out;
+  for (const auto& [m, c] : terms_) {
+    if (m.empty()) {
+      // floor for a negative constant too: the symbolic part is a multiple of d.
+      out[m] = c >= 0 ? c / d : -((-c + d - 1) / d);
+    } else {
+      if (c % d != 0) return std::nullopt;
+      out[m] = c / d;
+    }
+  }
+  return from_terms(std::move(out));
+}
+
 std::string Dim::cpp(const std::function<std::string(const std::string&)>& symbol_expr) const {
   if (is_static()) return std::to_string(value_);
   std::string text;

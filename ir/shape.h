@@ -19,6 +19,10 @@ namespace kiln::ir {
 struct DimRange {
   int64_t min = 0, max = 0, opt = 0;
   bool data_dependent = false;
+  // The dim takes min, min + step, ..., max (--dim H=32..960:32). passes::set_dim_ranges
+  // rewrites a stepped dim H as step * "H/step", a fresh symbol of step 1, so that a
+  // convolution's stride divides its polynomial exactly.
+  int64_t step = 1;
   bool operator==(const DimRange&) const = default;
 };
 using DimRanges = std::map<std::string, DimRange>;
@@ -60,6 +64,14 @@ class Dim {
   std::optional<int64_t> max_value(const DimRanges& ranges) const;
   // The dim with the symbols in `values` replaced by their numbers.
   Dim bind(const std::map<std::string, int64_t>& values) const;
+  // The dim with `symbol` replaced by the expression `by`.
+  Dim substitute(const std::string& symbol, const Dim& by) const;
+  // The dim as `step` times one symbol (a stepped input dim, passes::set_dim_ranges), with
+  // that step; nullopt for any other dim.
+  std::optional<std::pair<std::string, int64_t>> scaled_symbol() const;
+  // floor(this / d) when it is a polynomial: each symbolic term's coefficient divisible by
+  // d > 0 (the constant term then floors alone); nullopt otherwise.
+  std::optional<Dim> floor_div(int64_t d) const;
   // C++ expression computing it, `symbol_expr` spelling each symbol.
   std::string cpp(const std::function<std::string(const std::string&)>& symbol_expr) const;
 

@@ -190,6 +190,33 @@ void set_dim_ranges(ir::Graph& graph, const ir::DimRanges& extra) {
     if (r.opt < r.min || r.opt > r.max)
       fail("--dim {}={}..{}@{}: the tuning point must lie within the bounds", name, r.min, r.max, r.opt);
   }
+  // A stepped dim H (MIN..MAX:STEP) becomes STEP * "H/STEP": a convolution of stride 2 then
+  // halves a polynomial exactly (ir::Dim holds no floor division).
+  for (auto it = ranges.begin(); it != ranges.end();) {
+    const auto [name, r] = *it;
+    if (r.step == 1) {
+      ++it;
+      continue;
+    }
+    if (r.step < 1 || r.min % r.step != 0 || r.max % r.step != 0 || r.opt % r.step != 0)
+      fail("--dim {}={}..{}:{}: the step must divide the bounds and the tuning point", name, r.min, r.max, r.step);
+    const std::string fresh = fmt::format("{}/{}", name, r.step);
+    const ir::Dim by = ir::Dim(r.step) * ir::Dim::symbol(fresh);
+    for (const auto& v : graph.values()) {
+      if (v->has_type() && !v->is_constant()) {
+        std::vector<ir::Dim> dims = v->shape().dims();
+        for (ir::Dim& d : dims) d = d.substitute(name, by);
+        v->set_type(v->dtype(), ir::Shape(std::move(dims)));
+      }
+      if (v->shape_value()) {
+        std::vector<ir::Dim> dims = *v->shape_value();
+        for (ir::Dim& d : dims) d = d.substitute(name, by);
+        v->set_shape_value(std::move(dims));
+      }
+    }
+    it = ranges.erase(it);
+    ranges[fresh] = ir::DimRange{.min = r.min / r.step, .max = r.max / r.step, .opt = r.opt / r.step};
+  }
   graph.dim_ranges() = ranges;
   share_dim_ranges(graph);
 }

@@ -25,7 +25,7 @@ std::string signature_comment(const ir::Graph& graph) {
 const char* const k_api_functions[] = {
     "create", "run", "run_checked", "error", "destroy", "num_inputs", "num_outputs", "input_name", "input_dtype",
     "input_rank", "input_dims", "output_name", "output_dtype", "output_rank", "output_dims", "arena_size",
-    "set_input_shape", "input_shape", "output_shape", "input_min_dims",
+    "set_input_shape", "input_shape", "output_shape", "input_min_dims", "input_dim_steps",
     "set_profiling", "num_nodes", "node_name", "node_op", "node_time"};
 
 // What the executable's --version says.
@@ -123,7 +123,8 @@ int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs);
 int {N}_run_checked({N}_context* ctx, const {N}_tensor* inputs, size_t n_inputs,
                     const {N}_tensor* outputs, size_t n_outputs);
 /* Sets input i's extents for the next runs; fails (naming the input, the dim and its bounds)
- * outside the bounds {N}_input_min_dims .. {N}_input_dims. */
+ * outside the bounds {N}_input_min_dims .. {N}_input_dims, or off a dim's step
+ * ({N}_input_dim_steps). */
 int {N}_set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims);
 /* Input i's extents as set, and output i's for them (NULL when the inputs disagree on a
  * symbolic dim: {N}_error says which). An output whose size depends on the data (NonZero's
@@ -140,9 +141,11 @@ size_t {N}_num_outputs(void);
 const char* {N}_input_name(size_t i);
 int {N}_input_dtype(size_t i);
 int {N}_input_rank(size_t i);
-/* Input dims: the maxima where a dim is symbolic, and the minima. */
+/* Input dims: the maxima where a dim is symbolic, the minima, and the steps (1 but where
+ * compiled with MIN..MAX:STEP, whose dims take MIN, MIN + STEP, ..., MAX). */
 const int64_t* {N}_input_dims(size_t i);
 const int64_t* {N}_input_min_dims(size_t i);
+const int64_t* {N}_input_dim_steps(size_t i);
 const char* {N}_output_name(size_t i);
 int {N}_output_dtype(size_t i);
 int {N}_output_rank(size_t i);
@@ -266,7 +269,10 @@ const int64_t* {N}_output_dims(size_t i) {{ return i < {n_out} ? k_output[i].dim
 std::string main_source(const CppOptions& options, bool symbolic_dims) {
   // With symbolic dims the executable takes any input extents within the bounds.
   const std::string shapes =
-      symbolic_dims ? fmt::format(R"cpp(  for (size_t i = 0; i < inputs.size(); ++i) inputs[i].min_dims = {0}_input_min_dims(i);
+      symbolic_dims ? fmt::format(R"cpp(  for (size_t i = 0; i < inputs.size(); ++i) {{
+    inputs[i].min_dims = {0}_input_min_dims(i);
+    inputs[i].steps = {0}_input_dim_steps(i);
+  }}
   api.set_input_shape = set_input_shape;
   api.output_shape = output_shape;
 )cpp",

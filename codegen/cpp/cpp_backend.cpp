@@ -358,15 +358,21 @@ int {fn}({N}_context* ctx, unsigned char* const A, const void* const* in, void* 
 // minima equal to its maxima.
 std::string shape_code(const ir::Graph& graph, const EmitContext& ctx, const std::string& N) {
   const ir::DimRanges& ranges = graph.dim_ranges();
-  std::vector<std::string> sym, lo, hi, off, names;
+  std::vector<std::string> sym, lo, hi, step, off, names;
   size_t at = 0;
   for (const ir::Value* v : graph.inputs()) {
     off.push_back(std::to_string(at));
     for (const ir::Dim& d : v->shape().dims()) {
-      auto it = d.is_static() ? ranges.end() : ranges.find(d.name());
+      // A symbol, or a stepped dim: step * symbol (passes::set_dim_ranges).
+      const auto scaled = d.scaled_symbol();
+      auto it = scaled ? ranges.find(scaled->first) : ranges.end();
+      if (!d.is_static() && it == ranges.end())
+        fail("input '{}': its dim {} is neither a number nor a bounded symbolic dim", v->name(), d.name());
+      const int64_t k = scaled ? scaled->second : 1;
       sym.push_back(it == ranges.end() ? "-1" : std::to_string(std::distance(ranges.begin(), it)));
-      lo.push_back(std::to_string(d.is_static() ? d.value() : it->second.min));
-      hi.push_back(std::to_string(d.is_static() ? d.value() : it->second.max));
+      lo.push_back(std::to_string(d.is_static() ? d.value() : it->second.min * k));
+      hi.push_back(std::to_string(d.is_static() ? d.value() : it->second.max * k));
+      step.push_back(std::to_string(k));
       ++at;
     }
   }
@@ -399,6 +405,8 @@ const size_t kInAt[] = {{{in_at}}};
 const int kInSym[] = {{{in_sym}}};
 const int64_t kInMin[] = {{{in_min}}};
 const int64_t kInMax[] = {{{in_max}}};
+// A stepped dim's step (--dim H=32..960:32): its symbol counts steps.
+const int64_t kInStep[] = {{{in_step}}};
 const size_t kOutAt[] = {{{out_at}}};
 constexpr size_t kInDims = {in_dims}, kOutDims = {out_dims};
 // True when a node sets a dim while the model runs (NonZero's count): the outputs' extents
@@ -422,7 +430,7 @@ int bind_shapes({N}_context* ctx) {{
     for (size_t a = kInAt[i]; a < kInAt[i + 1]; ++a) {{
       const int s = kInSym[a];
       if (s < 0) continue;
-      const int64_t v = ctx->in_shape[a];
+      const int64_t v = ctx->in_shape[a] / kInStep[a];
       if (seen[s] != SIZE_MAX && D[s] != v) {{
         ctx->error = std::string("inputs '") + {N}_input_name(seen[s]) + "' and '" + {N}_input_name(i) +
                      "' disagree on the symbolic dim '" + kDimNames[s] + "': " + std::to_string(D[s]) + " and " +
@@ -448,7 +456,16 @@ int set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {
     return 1;
   }}
   for (size_t a = 0; a < n; ++a)
-    if (dims[a] < kInMin[at + a] || dims[a] > kInMax[at + a]) {{
+    if (dims[a] < kInMin[at + a] || dims[a] > kInMax[at + a] || dims[a] % kInStep[at + a] != 0) {{
+      const int s = kInSym[at + a];
+      if (s >= 0 && kInStep[at + a] > 1) {{
+        const std::string dim_name(kDimNames[s]);
+        ctx->error = std::string("input '") + {N}_input_name(i) + "': dim " + std::to_string(a) + " is " +
+                     std::to_string(dims[a]) + ", outside the bounds of '" + dim_name.substr(0, dim_name.rfind('/')) +
+                     "', " + std::to_string(kInMin[at + a]) + ".." + std::to_string(kInMax[at + a]) + " in steps of " +
+                     std::to_string(kInStep[at + a]);
+        return 1;
+      }}
       ctx->error = std::string("input '") + {N}_input_name(i) + "': dim " + std::to_string(a) + " is " +
                    std::to_string(dims[a]) +
                    (kInSym[at + a] < 0 ? ", the model's is " + std::to_string(kInMax[at + a])
@@ -464,7 +481,7 @@ int set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {
 )cpp",
                      fmt::arg("n_dims", ranges.size()), fmt::arg("names", names.empty() ? "" : fmt::format("{}, ", fmt::join(names, ", "))),
                      fmt::arg("in_at", list(off)), fmt::arg("in_sym", list(sym)), fmt::arg("in_min", list(lo)),
-                     fmt::arg("in_max", list(hi)), fmt::arg("out_at", list(out_off)),
+                     fmt::arg("in_max", list(hi)), fmt::arg("in_step", list(step)), fmt::arg("out_at", list(out_off)),
                      fmt::arg("in_dims", std::max<size_t>(at, 1)), fmt::arg("out_dims", std::max<size_t>(out_at, 1)),
                      fmt::arg("N", N), fmt::arg("outputs", outputs), fmt::arg("capacities", capacities),
                      fmt::arg("data_dependent", data_dependent ? "true" : "false"));
@@ -666,6 +683,7 @@ const int64_t* {N}_input_shape(const {N}_context* ctx, size_t i) {{
 }}
 
 const int64_t* {N}_input_min_dims(size_t i) {{ return i < {N}_num_inputs() ? kInMin + kInAt[i] : nullptr; }}
+const int64_t* {N}_input_dim_steps(size_t i) {{ return i < {N}_num_inputs() ? kInStep + kInAt[i] : nullptr; }}
 
 const char* {N}_error(const {N}_context* ctx) {{
   if (!ctx) return "no context (out of memory)";
@@ -791,7 +809,10 @@ void collect_problems(const ir::Graph& graph, const std::string& where, std::vec
   if (where.empty())
     for (const ir::Value* v : graph.inputs()) {
       bool ok = true;
-      for (const ir::Dim& d : v->shape().dims()) ok = ok && (d.is_static() || (d.is_symbol() && ranges.count(d.name())));
+      for (const ir::Dim& d : v->shape().dims()) {
+        const auto scaled = d.scaled_symbol();  // a symbol, or a stepped dim: step * symbol
+        ok = ok && (d.is_static() || (scaled && ranges.count(scaled->first)));
+      }
       if (!ok)
         problems.push_back(fmt::format(
             "input '{}' has shape {}: give each symbolic dim a value with --dim NAME=VALUE, or bounds with --dim "

@@ -155,6 +155,12 @@ std::string EmitContext::run_bytes(const ir::Value* v) const {
   return fmt::format("static_cast<size_t>({}) * {}", numel(v), ir::dtype_size(v->dtype()));
 }
 
+std::string EmitContext::dim_list(const std::vector<ir::Dim>& dims) const {
+  std::vector<std::string> exprs;
+  for (const ir::Dim& d : dims) exprs.push_back(dim(d));
+  return fmt::format("{}", fmt::join(exprs, ", "));
+}
+
 std::string EmitContext::dims(const std::vector<ir::Dim>& dims) {
   std::vector<int64_t> values;
   std::vector<std::string> exprs;

@@ -58,6 +58,8 @@ class EmitContext {
   // A dim as C++: its number, or an int64_t expression over D[k]. Fails on an unknown dim or
   // a symbol without bounds.
   std::string dim(const ir::Dim& d) const;
+  // The dims' expressions, comma-separated (a braced initializer's contents).
+  std::string dim_list(const std::vector<ir::Dim>& dims) const;
   // The run's slot of a data-dependent symbol (ir::DimRange::data_dependent), as an lvalue:
   // the node that computes the count stores it there for the nodes after it.
   std::string dim_slot(const std::string& symbol) const;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -86,8 +87,10 @@ InputSpec parse_input_shape(const std::string& spec) {
     rest = rest.substr(eq + 1);
     if (s.name.empty()) fail("--input-shape {}: empty input name", spec);
   }
-  size_t colon = rest.find(':');
-  if (colon != std::string::npos) {
+  // The dtype after the last ':' (a digit there is a range's step: 32..960:32).
+  size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && colon + 1 < rest.size() &&
+      !std::isdigit(static_cast<unsigned char>(rest[colon + 1]))) {
     auto dt = ir::parse_dtype(rest.substr(colon + 1));
     if (!dt) fail("--input-shape {}: unknown dtype '{}' (f32, f16, bf16, f64, i64, i32, i8, u8, bool)", spec,
                   rest.substr(colon + 1));
@@ -110,9 +113,17 @@ InputSpec parse_input_shape(const std::string& spec) {
         fail("--input-shape {}: '{}' is not a non-negative integer", spec, text);
       return v;
     };
-    if (const size_t dots = d.find(".."); dots != std::string::npos) {  // MIN..MAX: a bounded dim
-      const int64_t lo = number(d.substr(0, dots)), hi = number(d.substr(dots + 2));
+    if (const size_t dots = d.find(".."); dots != std::string::npos) {  // MIN..MAX[:STEP]: a bounded dim
+      const size_t step_at = d.find(':', dots);
+      const int64_t lo = number(d.substr(0, dots)),
+                    hi = number(d.substr(dots + 2, step_at == std::string::npos ? std::string::npos : step_at - dots - 2));
       if (lo < 1 || hi < lo) fail("--input-shape {}: '{}' must be MIN..MAX with 1 <= MIN <= MAX", spec, d);
+      if (step_at != std::string::npos) {
+        const int64_t step = number(d.substr(step_at + 1));
+        if (step < 1 || lo % step != 0 || hi % step != 0)
+          fail("--input-shape {}: '{}': the step must be at least 1 and divide MIN and MAX", spec, d);
+        s.steps[s.dims.size()] = step;
+      }
       s.ranges[s.dims.size()] = {lo, hi};
       s.dims.push_back(hi);
     } else {

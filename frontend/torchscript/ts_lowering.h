@@ -43,6 +43,8 @@ struct InputSpec {
   ir::DType dtype = ir::DType::F32;
   // Axes given as MIN..MAX (kiln compile's bounded dims; dims holds MAX there).
   std::map<size_t, std::pair<int64_t, int64_t>> ranges;
+  // Their steps where given (MIN..MAX:STEP), else 1.
+  std::map<size_t, int64_t> steps;
 };
 
 class Lowering final : public AtenBuilder {

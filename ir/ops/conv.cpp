@@ -8,6 +8,7 @@
 
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "ir/symbolic_params.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_transpose.h"
 
@@ -93,7 +94,9 @@ ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w, con
   ConvGeometry g;
   g.window = resolve_window(node, in, kernel);
   std::vector<Dim> dims = {x[0], m};
-  for (const Dim& d : window_out_dims(g.window)) dims.push_back(d);
+  const std::vector<Dim> spatial(x.dims().begin() + 2, x.dims().end());
+  for (const Dim& d : kernel_known ? window_out_dims(node, spatial, kernel, g.window) : window_out_dims(g.window))
+    dims.push_back(d);
   g.out = Shape(std::move(dims));
   return g;
 }
@@ -221,7 +224,23 @@ void infer_conv_transpose(Node& node) {
            g.out_channels);
   }
   std::vector<Dim> dims = {x[0], g.out_channels >= 0 ? Dim(g.out_channels) : Dim::unknown()};
-  for (int64_t o : g.out) dims.push_back(o >= 0 ? Dim(o) : Dim::unknown());
+  for (size_t i = 0; i < g.out.size(); ++i) {
+    Dim o = g.out[i] >= 0 ? Dim(g.out[i]) : Dim::unknown();
+    const Dim& in = x[i + 2];
+    if (o.is_unknown() && !in.is_unknown() && node.output(0)->graph()) {
+      // A symbolic input dim: the output dim as a polynomial of its symbols (symbolic_params.h).
+      std::vector<int64_t> xs = values(x);
+      auto lifted = lift_params(in.symbols(), node.output(0)->graph()->dim_ranges(),
+                                [&](const std::map<std::string, int64_t>& at) {
+                                  const Dim b = in.bind(at);
+                                  if (!b.is_static()) fail("dim {} is not known at a sample point", in.name());
+                                  xs[i + 2] = b.value();
+                                  return std::vector<int64_t>{conv_transpose_geometry(node, xs, values(w)).out[i]};
+                                });
+      if (lifted) o = (*lifted)[0];
+    }
+    dims.push_back(o);
+  }
   node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
 }
 

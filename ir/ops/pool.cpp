@@ -30,7 +30,7 @@ ResolvedWindow pool_window(const Node& node, const Shape& x, Shape& out) {
   for (size_t i = 0; i < n; ++i) in[i] = x[i + 2].is_static() ? x[i + 2].value() : -1;
   ResolvedWindow w = resolve_window(node, in, kernel);
   std::vector<Dim> dims = {x[0], x[1]};
-  for (const Dim& d : window_out_dims(w)) dims.push_back(d);
+  for (const Dim& d : window_out_dims(node, {x.dims().begin() + 2, x.dims().end()}, kernel, w)) dims.push_back(d);
   out = Shape(std::move(dims));
   return w;
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/symbolic_params.h"
+
 namespace kiln::ir {
 namespace {
 
@@ -113,6 +115,28 @@ void infer_resize(Node& node) {
   }
   std::vector<Dim> dims = x.dims();
   for (int64_t a : axes) dims[a] = Dim::unknown();
+  const Graph* g = node.output(0)->graph();
+  if (src->is_constant() && x.is_known() && g) {
+    // Symbolic input dims, constant scales or sizes: the output dims as polynomials of the
+    // symbols where they are (symbolic_params.h), e.g. 2 * "H/32" for a scale of 2.
+    std::vector<std::string> symbols;
+    for (const Dim& d : x.dims())
+      for (const std::string& s : d.symbols())
+        if (std::find(symbols.begin(), symbols.end(), s) == symbols.end()) symbols.push_back(s);
+    auto lifted = lift_params(symbols, g->dim_ranges(), [&](const std::map<std::string, int64_t>& at) {
+      std::vector<int64_t> xs;
+      for (const Dim& d : x.dims()) {
+        const Dim b = d.bind(at);
+        if (!b.is_static()) fail("dim {} is not known at a sample point", d.name());
+        xs.push_back(b.value());
+      }
+      ResizePlan plan;
+      resize_plan(node, xs, nullptr, has_scales ? &src->constant() : nullptr, has_sizes ? &src->constant() : nullptr,
+                  plan);
+      return plan.out_dims;
+    });
+    if (lifted) dims = *lifted;
+  }
   node.output(0)->set_type(node.input(0)->dtype(), Shape(std::move(dims)));
 }
 

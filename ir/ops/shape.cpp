@@ -196,11 +196,19 @@ void eval_reshape(const Node& node, std::span<const Tensor* const> in, std::vect
 Dim dims_product(const Node& node, const Shape& s, size_t begin, size_t end) {
   if (end - begin == 1) return s[begin];
   int64_t p = 1;
+  bool symbolic = false;
   for (size_t i = begin; i < end; ++i) {
-    if (!s[i].is_static()) return Dim::unknown();
+    if (!s[i].is_static()) {
+      symbolic = true;
+      continue;
+    }
     p = checked_mul(node, p, s[i].value());
   }
-  return Dim(p);
+  if (!symbolic) return Dim(p);
+  Dim d(p);  // a polynomial of the symbols (unknown where one is, or where it overflows)
+  for (size_t i = begin; i < end; ++i)
+    if (!s[i].is_static()) d = d * s[i];
+  return d;
 }
 
 Shape flatten_output(const Node& node, const Shape& in) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/symbolic_params.h"
 
 namespace kiln::ir {
 namespace {
@@ -98,6 +99,28 @@ ResolvedWindow resolve_window(const Node& node, const std::vector<int64_t>& spat
 std::vector<Dim> window_out_dims(const ResolvedWindow& w) {
   std::vector<Dim> dims;
   for (int64_t d : w.out_dims) dims.push_back(d >= 0 ? Dim(d) : Dim::unknown());
+  return dims;
+}
+
+std::vector<Dim> window_out_dims(const Node& node, const std::vector<Dim>& spatial_in,
+                                 const std::vector<int64_t>& kernel, const ResolvedWindow& w) {
+  std::vector<Dim> dims = window_out_dims(w);
+  const Graph* g = node.output(0) ? node.output(0)->graph() : nullptr;
+  if (!g) return dims;
+  for (size_t i = 0; i < dims.size() && i < spatial_in.size(); ++i) {
+    if (!dims[i].is_unknown() || spatial_in[i].is_unknown()) continue;
+    std::vector<int64_t> in(w.out_dims.size(), -1);
+    for (size_t j = 0; j < in.size() && j < spatial_in.size(); ++j)
+      if (spatial_in[j].is_static()) in[j] = spatial_in[j].value();
+    const Dim& d = spatial_in[i];
+    auto lifted = lift_params(d.symbols(), g->dim_ranges(), [&](const std::map<std::string, int64_t>& at) {
+      const Dim b = d.bind(at);
+      if (!b.is_static()) fail("dim {} is not known at a sample point", d.name());
+      in[i] = b.value();
+      return std::vector<int64_t>{resolve_window(node, in, kernel).out_dims[i]};
+    });
+    if (lifted) dims[i] = (*lifted)[0];
+  }
   return dims;
 }
 

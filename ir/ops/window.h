@@ -28,6 +28,12 @@ ResolvedWindow resolve_window(const Node& node, const std::vector<int64_t>& spat
 
 // The resolved window's output dims as shape dims: -1 becomes Dim::unknown().
 std::vector<Dim> window_out_dims(const ResolvedWindow& w);
+// The same where a symbolic input dim gives a polynomial output dim (ir/symbolic_params.h:
+// resolve_window at sample values, fitted): a stride-2 window over 32 * "H/32" gives
+// 16 * "H/32". `w` is resolve_window's answer for `spatial_in` with -1 for each symbolic dim;
+// an output dim that is no polynomial of the graph's bounded symbols stays unknown.
+std::vector<Dim> window_out_dims(const Node& node, const std::vector<Dim>& spatial_in,
+                                 const std::vector<int64_t>& kernel, const ResolvedWindow& w);
 
 // A kernel tap that lands inside the input, for one output position.
 struct WindowTap {

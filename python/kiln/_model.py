@@ -94,6 +94,10 @@ class Model:
         # Each input's smallest extents: its shape, but for bounded symbolic dims.
         self.min_shapes = [tuple(min_dims(k)[d] for d in range(len(i.shape))) if min_dims else i.shape
                            for k, i in enumerate(self.inputs)]
+        # And their steps: 1, but for dims compiled as MIN..MAX:STEP.
+        steps = self._optional("input_dim_steps", ctypes.POINTER(ctypes.c_int64), [ctypes.c_size_t])
+        self.dim_steps = [tuple(steps(k)[d] for d in range(len(i.shape))) if steps else (1,) * len(i.shape)
+                          for k, i in enumerate(self.inputs)]
 
         if weights_path is None and (self.path.parent / f"{name}.weights").exists():
             weights_path = self.path.parent / f"{name}.weights"  # the C default is relative to the cwd
@@ -196,15 +200,17 @@ class Model:
         if missing:
             raise TypeError(f"{self.name}: missing input(s) {', '.join(missing)}")
         arrays = []
-        for info, low in zip(self.inputs, self.min_shapes):
+        for info, low, steps in zip(self.inputs, self.min_shapes, self.dim_steps):
             a = given[info.name]
             if not isinstance(a, np.ndarray):
                 a = np.asarray(a, dtype=info.dtype)
             if a.dtype != info.dtype:
                 raise TypeError(f"{self.name}: input '{info.name}' is {a.dtype}, the model takes {info.dtype}")
-            if a.ndim != len(info.shape) or any(not lo <= n <= hi for n, lo, hi in zip(a.shape, low, info.shape)):
+            if a.ndim != len(info.shape) or any(not lo <= n <= hi or n % st for n, lo, hi, st in
+                                                zip(a.shape, low, info.shape, steps)):
                 takes = info.shape if low == info.shape else tuple(
-                    hi if lo == hi else f"{lo}..{hi}" for lo, hi in zip(low, info.shape))
+                    hi if lo == hi else f"{lo}..{hi}" + (f":{st}" if st > 1 else "")
+                    for lo, hi, st in zip(low, info.shape, steps))
                 raise ValueError(f"{self.name}: input '{info.name}' has shape {a.shape}, the model takes {takes}")
             arrays.append(np.ascontiguousarray(a))
         return arrays

@@ -27,13 +27,14 @@ struct Failure {
   std::string message;
 };
 
-// "[1,1..256,32]": an input's dims with the bounds of its symbolic ones.
+// "[1,1..256,32..960:32]": an input's dims with the bounds (and steps) of its symbolic ones.
 std::string bounds_str(const TensorInfo& t) {
   std::string s = "[";
   for (int i = 0; i < t.rank; ++i) {
     if (i) s += ",";
     if (t.min_dims && t.min_dims[i] != t.dims[i]) s += std::to_string(t.min_dims[i]) + "..";
     s += std::to_string(t.dims[i]);
+    if (t.steps && t.steps[i] > 1) s += ":" + std::to_string(t.steps[i]);
   }
   return s + "]";
 }
@@ -139,7 +140,7 @@ void print_usage(std::FILE* out, const char* argv0, const ModelApi& api) {
   std::fprintf(out, "inputs (positionally in this order, or -i NAME=FILE):\n");
   for (int i = 0; i < api.n_inputs; ++i) {
     const TensorInfo& t = api.inputs[i];
-    std::fprintf(out, "  %s  %s %s\n", t.name, dtype_name(t.dtype), shape_str(t.rank, t.dims).c_str());
+    std::fprintf(out, "  %s  %s %s\n", t.name, dtype_name(t.dtype), bounds_str(t).c_str());
   }
   std::fprintf(out, "outputs:\n");
   for (int i = 0; i < api.n_outputs; ++i) {
@@ -522,7 +523,9 @@ int run_main(int argc, char** argv, const ModelApi& api, std::FILE* out, std::FI
                     " does not match the model's " + dtype_name(t.dtype) + " (" + files[i] + ")"};
     bool same_shape = static_cast<int>(h.shape.size()) == t.rank;
     for (int d = 0; same_shape && d < t.rank; ++d)
-      same_shape = t.min_dims ? h.shape[d] >= t.min_dims[d] && h.shape[d] <= t.dims[d] : h.shape[d] == t.dims[d];
+      same_shape = t.min_dims ? h.shape[d] >= t.min_dims[d] && h.shape[d] <= t.dims[d] &&
+                                    (!t.steps || h.shape[d] % t.steps[d] == 0)
+                              : h.shape[d] == t.dims[d];
     if (!same_shape && t.min_dims)
       throw Failure{std::string("input '") + t.name + "': shape " +
                     shape_str(static_cast<int>(h.shape.size()), h.shape.data()) + " is outside the model's bounds " +

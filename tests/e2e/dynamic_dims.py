@@ -2,8 +2,9 @@
 dynamic sequence length) run at every sample length, against ONNX Runtime's outputs; for
 bert_seq also lengths outside the bounds refused with a message naming the input, the dim and
 the bounds, and the C API's shape functions (tests/e2e/dynamic_api.c); two CNNs of models/
-with their batch made symbolic, compiled for a bounded batch; and NonZero and NonMaxSuppression,
-whose counts the compiled code finds at run time.
+with their batch made symbolic, compiled for a bounded batch; a CNN with height and width bounded
+in steps (strided windows, ConvTranspose, Resize); and NonZero and NonMaxSuppression, whose
+counts the compiled code finds at run time.
 
     dynamic_dims.py KILN WORK
 
@@ -131,6 +132,7 @@ def main():
     # writes it), compiled for batches 1..4: convolutions, pools and the channel-blocked layout
     # run item by item. At batches 1 and 3, against ONNX Runtime on the same file.
     import onnxruntime as ort
+    from onnx import TensorProto, helper
     rng = np.random.default_rng(0)
     for cnn in ("cnn", "inverted_residual"):
         m = onnx.load(os.path.join(HERE, "..", "..", "models", cnn, "model.onnx"))
@@ -158,10 +160,66 @@ def main():
             problem = p.stdout[-2000:] if p.returncode or len(produced) != 1 else error_of(np.load(produced[0]), want)
             ok = report(f"{cnn} compiled for batches 1..4, at batch {batch}", problem) and ok
 
+    # Height and width bounded in steps of 16 (--input-shape x=1,3,16..64:16,16..96:16, as
+    # PP-OCR's detector takes them): strided convolutions and pools, a squeeze-excite block
+    # (GlobalAveragePool), ConvTranspose and Resize back up, a skip Concat and a BatchNormalization,
+    # all with run-time extents. At the bounds and between, against ONNX Runtime; a height that
+    # is no multiple of 16 is refused.
+    from onnx import numpy_helper
+    wrng = np.random.default_rng(1)
+
+    def weight(name, *shape):
+        return numpy_helper.from_array((wrng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),  # H/2
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),  # H/4
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["c2"], ["g"]),
+        helper.make_node("Conv", ["g", "w3"], ["e"]),
+        helper.make_node("HardSigmoid", ["e"], ["hs"]),
+        helper.make_node("Mul", ["c2", "hs"], ["se"]),
+        helper.make_node("ConvTranspose", ["se", "wt"], ["up"], strides=[2, 2]),  # H/2
+        helper.make_node("Concat", ["up", "r1"], ["cat"], axis=1),
+        helper.make_node("Resize", ["cat", "", "scales"], ["big"], mode="nearest"),  # H
+        helper.make_node("BatchNormalization", ["big", "gamma", "beta", "mean", "var"], ["bn"]),
+        helper.make_node("AveragePool", ["bn"], ["avg"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["avg"], ["y"]),
+    ]
+    inits = [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 8, 3, 3), weight("w3", 8, 8, 1, 1),
+             weight("wt", 8, 8, 2, 2), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+             weight("gamma", 16), weight("beta", 16), weight("mean", 16),
+             numpy_helper.from_array(np.full(16, 0.5, np.float32), "var")]
+    graph = helper.make_graph(nodes, "stepped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, None, None])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, None, None])], inits)
+    st_model = os.path.join(work, "stepped.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), st_model)
+    out_st = os.path.join(work, "stepped")
+    p = run([kiln, "compile", st_model, "--input-shape", "x=1,3,16..64:16,16..96:16", "--name", "m", "-o", out_st])
+    if not report("a CNN compiled with --input-shape x=1,3,16..64:16,16..96:16",
+                  p.stdout[-2000:] if p.returncode else None):
+        ok = False
+    else:
+        session = ort.InferenceSession(st_model, providers=["CPUExecutionProvider"])
+        for h, w in ((16, 16), (32, 80), (64, 96)):
+            x = rng.standard_normal([1, 3, h, w]).astype(np.float32)
+            xb = os.path.join(work, "st_x.npy")
+            np.save(xb, x)
+            res = os.path.join(work, f"st_{h}x{w}")
+            p = run([os.path.join(out_st, "m"), "-i", f"x={xb}", "-o", res])
+            problem = p.stdout[-2000:] if p.returncode else error_of(
+                np.load(os.path.join(res, "y.npy")), session.run(None, {"x": x})[0])
+            ok = report(f"stepped CNN at {h}x{w}", problem) and ok
+        np.save(os.path.join(work, "st_bad.npy"), np.zeros([1, 3, 40, 16], np.float32))
+        p = run([os.path.join(out_st, "m"), "-i", f"x={os.path.join(work, 'st_bad.npy')}"])
+        want = "input 'x': shape [1,3,40,16] is outside the model's bounds [1,3,16..64:16,16..96:16]"
+        ok = report("stepped CNN refuses a height of 40",
+                    None if p.returncode != 0 and want in p.stdout else f"got: {p.stdout.strip()}") and ok
+
     # NonZero's count is known only when it runs: compiled with its output planned for every
     # element non-zero, the count set by the node and read by the Transpose and GatherND after
     # it. Over a bounded batch, at batches 1 and 3 and with nothing non-zero, against ONNX Runtime.
-    from onnx import TensorProto, helper
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["coords"]),
          helper.make_node("Transpose", ["coords"], ["tuples"], perm=[1, 0]),

@@ -61,6 +61,14 @@ TEST_CASE("--input-shape: a name, dims and a dtype; bad dims refused") {
   CHECK(u.dtype == ir::DType::F32);
   CHECK_THROWS_WITH(frontend::parse_input_shape("x=1,-3"), "--input-shape x=1,-3: '-3' is not a non-negative integer");
   CHECK_THROWS_WITH(frontend::parse_input_shape("x=1:q9"), doctest::Contains("unknown dtype 'q9'"));
+  // Bounds with a step, and a dtype after them: the colon before digits is the step's.
+  InputSpec r = frontend::parse_input_shape("x=1..4,3,32..960:32,48:f16");
+  CHECK(r.dims == std::vector<int64_t>{4, 3, 960, 48});
+  CHECK(r.ranges.at(2) == std::pair<int64_t, int64_t>{32, 960});
+  CHECK(r.steps.at(2) == 32);
+  CHECK_FALSE(r.steps.count(0));
+  CHECK(r.dtype == ir::DType::F16);
+  CHECK_THROWS_WITH(frontend::parse_input_shape("x=1,3,30..960:32"), doctest::Contains("divide MIN and MAX"));
 }
 
 TEST_CASE("lowerings on constants fold to torch's values") {

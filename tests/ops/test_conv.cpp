@@ -130,7 +130,10 @@ TEST_CASE("Conv shape rule: symbolic dims and errors") {
   Value* x = t.input("x", DType::F32, sym({Dim::symbol("N"), 3, Dim::symbol("H"), 32}));
   Value* w = t.input("w", DType::F32, Shape{8, 3, 3, 3});
   Node* n = t.node("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  CHECK(infer(n) == sym({Dim::symbol("N"), 8, Dim::unknown(), 32}));
+  // The window's output dim as a polynomial of H (symbolic_params.h): 3x3, pads 1, stride 1.
+  CHECK(infer(n) == sym({Dim::symbol("N"), 8, Dim::symbol("H"), 32}));
+  Node* strided = t.node("Conv", {x, w}, {{"strides", std::vector<int64_t>{2, 2}}});
+  CHECK(infer(strided)[2].is_unknown());  // floor((H - 3) / 2) + 1 is no polynomial
 
   auto error = [&](Shape xs, Shape ws, AttributeMap attrs) {
     OpTest e;

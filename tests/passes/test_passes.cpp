@@ -124,3 +124,29 @@ TEST_CASE("every pass in passes.def has a tests/passes/<pass>.ir file") {
     CHECK(std::ifstream(std::string(KILN_PASS_TESTS_DIR) + "/" + p.name + ".ir").good());
   }
 }
+
+TEST_CASE("set_dim_ranges: a stepped dim becomes step times a fresh symbol") {
+  using namespace kiln::ir;
+  Graph g;
+  Value* x = g.add_value("x", DType::F32, Shape(std::vector<Dim>{Dim(1), Dim(3), Dim::symbol("H"), Dim::symbol("W")}));
+  g.inputs().push_back(x);
+  Value* w = g.add_constant("w", Tensor(DType::F32, {4, 3, 3, 3}));
+  Node* conv = g.add_node("Conv", {x, w}, {"y"},
+                          {{"strides", Attribute(std::vector<int64_t>{2, 2})},
+                           {"pads", Attribute(std::vector<int64_t>{1, 1, 1, 1})}});
+  g.outputs().push_back(conv->output(0));
+  kiln::passes::set_dim_ranges(g, {{"H", DimRange{.min = 32, .max = 960, .opt = 640, .step = 32}},
+                                   {"W", DimRange{.min = 1, .max = 64, .opt = 64}}});
+  CHECK(x->shape().str() == "[1,3,32*H/32,W]");
+  REQUIRE(g.dim_ranges().count("H/32"));
+  CHECK_FALSE(g.dim_ranges().count("H"));
+  CHECK(g.dim_ranges().at("H/32") == DimRange{.min = 1, .max = 30, .opt = 20});
+  kiln::passes::infer_shapes(g);
+  // Stride 2 halves 32 * H/32 exactly; over W, unstepped, the output dim is no polynomial.
+  CHECK(conv->output(0)->shape()[2] == Dim(16) * Dim::symbol("H/32"));
+  CHECK(conv->output(0)->shape()[3].is_unknown());
+  Graph bad;
+  bad.inputs().push_back(bad.add_value("x", DType::F32, Shape(std::vector<Dim>{Dim::symbol("H")})));
+  CHECK_THROWS_WITH(kiln::passes::set_dim_ranges(bad, {{"H", DimRange{.min = 30, .max = 960, .opt = 960, .step = 32}}}),
+                    doctest::Contains("the step must divide the bounds"));
+}

@@ -4,7 +4,7 @@
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "codegen/cpp/emitters/f32_staging.h"
-#include "codegen/cpp/symbolic_params.h"
+#include "ir/symbolic_params.h"
 #include "ir/ops/attention.h"
 
 namespace kiln::codegen::cpp {
@@ -123,10 +123,10 @@ std::vector<int64_t> param_fields(const kiln::rt::AttentionParams& p) {
 // The fields as run-time expressions of the node's symbolic dims (symbolic_params.h), or
 // nullopt when they are not polynomials of them.
 std::optional<std::vector<ir::Dim>> symbolic_fields(const ir::Node& node, const ir::DimRanges& ranges) {
-  return lift_params(node_symbols(node), ranges, [&](const std::map<std::string, int64_t>& at) {
+  return ir::lift_params(ir::node_symbols(node), ranges, [&](const std::map<std::string, int64_t>& at) {
     std::vector<std::vector<int64_t>> dims;
     for (size_t i = 0; i < node.num_inputs(); ++i)
-      dims.push_back(node.has_input(i) ? bound_dims(node.input(i), at) : std::vector<int64_t>{});
+      dims.push_back(node.has_input(i) ? ir::bound_dims(node.input(i), at) : std::vector<int64_t>{});
     return param_fields(ir::attention_params(node, dims, false));
   });
 }
@@ -143,7 +143,7 @@ void emit_symbolic(EmitContext& ctx, const ir::Node& node) {
   for (const auto& [name, r] : ctx.dim_ranges()) at[name] = r.max;
   std::vector<std::vector<int64_t>> dims;
   for (size_t i = 0; i < node.num_inputs(); ++i)
-    dims.push_back(node.has_input(i) ? bound_dims(node.input(i), at) : std::vector<int64_t>{});
+    dims.push_back(node.has_input(i) ? ir::bound_dims(node.input(i), at) : std::vector<int64_t>{});
   const kiln::rt::AttentionParams p0 = ir::attention_params(node, dims, false);
   ctx.line("kiln::rt::AttentionParams p;");
   ctx.line(fmt::format("p.batch = {}; p.q_heads = {}; p.kv_heads = {}; p.q_len = {}; p.kv_len = {};", e[0], e[1], e[2],
@@ -167,8 +167,6 @@ void emit_symbolic(EmitContext& ctx, const ir::Node& node) {
                        ctx.in(node, kAttnK), ctx.in(node, kAttnV), ctx.out(node, 0),
                        ctx.fail_stmt(node, "out of memory")));
 }
-
-bool has_symbols(const ir::Node& node) { return !node_symbols(node).empty(); }
 
 void emit_any(EmitContext& ctx, const ir::Node& node) {
   if (has_symbols(node))

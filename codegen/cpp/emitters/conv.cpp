@@ -5,17 +5,19 @@
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/conv.h"
+#include "ir/symbolic_params.h"
 #include "kiln/rt/conv_transpose.h"
 
 namespace kiln::codegen::cpp {
 
 namespace {
 
-// ConvTranspose: the IR's geometry as the runtime's parameters (pointing into `g` and `in`).
+// ConvTranspose: the IR's geometry as the runtime's parameters (pointing into `g` and `in`),
+// the symbolic dims bound to `at`.
 kiln::rt::ConvTransposeParams transpose_params(const ir::Node& node, ir::ConvTransposeGeometry& g,
-                                               std::vector<int64_t>& in) {
-  std::vector<int64_t> x = dims_of(node.input(0));
-  g = ir::conv_transpose_geometry(node, x, dims_of(node.input(1)));
+                                               std::vector<int64_t>& in, const std::map<std::string, int64_t>& at = {}) {
+  std::vector<int64_t> x = ir::bound_dims(node.input(0), at);
+  g = ir::conv_transpose_geometry(node, x, ir::bound_dims(node.input(1), at));
   in.assign(x.begin() + 2, x.end());
   return kiln::rt::ConvTransposeParams{x[0],          x[1],         g.out_channels, g.group,
                                        static_cast<int64_t>(in.size()), in.data(), g.out.data(),
@@ -23,19 +25,54 @@ kiln::rt::ConvTransposeParams transpose_params(const ir::Node& node, ir::ConvTra
                                        g.pads_begin.data()};
 }
 
-size_t transpose_scratch_bytes(const ir::Node& node, const EmitOptions&) {
+// N, C, M, group, then the input and output extents: what depends on the symbolic dims.
+std::vector<int64_t> transpose_fields(const ir::Node& node, const std::map<std::string, int64_t>& at) {
   ir::ConvTransposeGeometry g;
   std::vector<int64_t> in;
-  return kiln::rt::conv_transpose_scratch_floats(transpose_params(node, g, in)) * sizeof(float);
+  const kiln::rt::ConvTransposeParams p = transpose_params(node, g, in, at);
+  std::vector<int64_t> f = {p.N, p.C, p.M, p.group};
+  f.insert(f.end(), in.begin(), in.end());
+  f.insert(f.end(), g.out.begin(), g.out.end());
+  return f;
+}
+
+std::optional<std::vector<ir::Dim>> symbolic_transpose_fields(const ir::Node& node) {
+  return ir::lift_params(ir::node_symbols(node), ranges_of(node),
+                         [&](const std::map<std::string, int64_t>& at) { return transpose_fields(node, at); });
+}
+
+size_t transpose_scratch_bytes(const ir::Node& node, const EmitOptions&) {
+  return max_over_range(node, [&](const std::map<std::string, int64_t>& at) {
+    ir::ConvTransposeGeometry g;
+    std::vector<int64_t> in;
+    return kiln::rt::conv_transpose_scratch_floats(transpose_params(node, g, in, at)) * sizeof(float);
+  });
+}
+
+std::string unsupported_transpose(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (has_symbols(node) && !symbolic_transpose_fields(node))
+    return "its geometry is not a polynomial of the symbolic dims";
+  return "";
 }
 
 void emit_transpose(EmitContext& ctx, const ir::Node& node) {
   ir::ConvTransposeGeometry g;
   std::vector<int64_t> in;
-  kiln::rt::ConvTransposeParams p = transpose_params(node, g, in);
-  ctx.line(fmt::format("const kiln::rt::ConvTransposeParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N,
-                       p.C, p.M, p.group, p.rank, ctx.array(in), ctx.array(g.out), ctx.array(g.kernel),
-                       ctx.array(g.strides), ctx.array(g.dilations), ctx.array(g.pads_begin)));
+  kiln::rt::ConvTransposeParams p = transpose_params(node, g, in, tuning_point(node));
+  std::string head = fmt::format("{}, {}, {}, {}", p.N, p.C, p.M, p.group), in_dims = ctx.array(in),
+              out_dims = ctx.array(g.out);
+  if (has_symbols(node)) {
+    std::optional<std::vector<ir::Dim>> f = symbolic_transpose_fields(node);
+    if (!f) fail("{}: its geometry is not a polynomial of the symbolic dims", node.describe());
+    const size_t n = in.size();
+    head = ctx.dim_list({f->begin(), f->begin() + 4});
+    in_dims = ctx.dims({f->begin() + 4, f->begin() + 4 + static_cast<std::ptrdiff_t>(n)});
+    out_dims = ctx.dims({f->begin() + 4 + static_cast<std::ptrdiff_t>(n), f->end()});
+  }
+  ctx.line(fmt::format("const kiln::rt::ConvTransposeParams p{{{}, {}, {}, {}, {}, {}, {}, {}}};", head, p.rank, in_dims,
+                       out_dims, ctx.array(g.kernel), ctx.array(g.strides), ctx.array(g.dilations),
+                       ctx.array(g.pads_begin)));
   ctx.line(fmt::format("kiln::rt::conv_transpose_f32(p, {}, {}, {}, {}, reinterpret_cast<float*>{}, pool);",
                        ctx.in(node, 0), ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr",
                        ctx.out(node, 0),
@@ -92,11 +129,13 @@ void register_conv_emitters(EmitterRegistry& r) {
                         },
                         .unsupported = unsupported_conv2d,
                         .scratch_bytes = conv2d_scratch_bytes,
+                        .dynamic_shapes = true,
                         .packs_input = conv2d_packs_weights,
                         .batch_items = every_item});
   r.add("ConvTranspose", Emitter{.emit = emit_transpose,
-                                 .unsupported = require_f32,
+                                 .unsupported = unsupported_transpose,
                                  .scratch_bytes = transpose_scratch_bytes,
+                                 .dynamic_shapes = true,
                                  .batch_items = every_item});
   r.add("Col2Im", Emitter{.emit = emit_col2im, .unsupported = col2im_unsupported});
   r.add("DeformConv", Emitter{.emit = emit_deform_conv, .unsupported = require_f32});

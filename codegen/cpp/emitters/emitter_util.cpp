@@ -1,11 +1,13 @@
 #include "codegen/cpp/emitters/emitter_util.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/ops/conv.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
+#include "ir/symbolic_params.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/winograd.h"
@@ -27,23 +29,46 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
                   at(w.dilations, 0, 1),  at(w.dilations, 1, 1)};
 }
 
-kiln::rt::Conv2dParams conv2d_params(const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1));
+kiln::rt::Conv2dParams conv2d_params(const ir::Node& node) { return conv2d_params_at(node, {}); }
+
+kiln::rt::Conv2dParams conv2d_params_at(const ir::Node& node, const std::map<std::string, int64_t>& at) {
+  std::vector<int64_t> x = ir::bound_dims(node.input(0), at), w = ir::bound_dims(node.input(1), at);
   return ir::conv2d_params(x, w, node.i("group"),
                            ir::resolve_window(node, {x.begin() + 2, x.end()}, {w.begin() + 2, w.end()}));
 }
+
+namespace {
+
+std::vector<int64_t> conv_fields(const kiln::rt::Conv2dParams& p) {
+  return {p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
+          p.dil_h, p.dil_w, p.group};
+}
+
+// With symbolic dims: the parameters as polynomials of the node's symbols, or nullopt.
+std::optional<std::vector<ir::Dim>> symbolic_conv_fields(const ir::Node& node) {
+  return ir::lift_params(ir::node_symbols(node), ranges_of(node), [&](const std::map<std::string, int64_t>& at) {
+    return conv_fields(conv2d_params_at(node, at));
+  });
+}
+
+}  // namespace
 
 std::string unsupported_conv2d(const ir::Node& node) {
   if (std::string r = require_f32(node); !r.empty()) return r;
   size_t rank = node.input(0)->shape().rank();
   if (rank != 3 && rank != 4)
     return fmt::format("compiled {} supports 1-D and 2-D convolutions, not {}-D", node.op(), rank - 2);
+  if (has_symbols(node) && !symbolic_conv_fields(node))
+    return "its geometry is not a polynomial of the symbolic dims (give the spatial dims a step that its strides "
+           "divide: --dim H=32..960:32, or 32..960:32 in --input-shape)";
   return "";
 }
 
 int conv2d_winograd_tile(const ir::Node& node, const EmitOptions& options) {
   if (!is_f32_constant(node.input(1))) return 0;  // the weights are transformed at compile time
-  const kiln::rt::Conv2dParams p = conv2d_params(node);
+  // With symbolic dims, chosen for the tuning point (Winograd's packing does not depend on the
+  // spatial dims, and it applies to every size of a 3x3 stride-1 window).
+  const kiln::rt::Conv2dParams p = conv2d_params_at(node, tuning_point(node));
   if (!kiln::rt::winograd_applicable(p)) return 0;
   switch (options.conv_algo) {
     case ConvAlgo::Auto: return kiln::rt::winograd_choose_tile(p);
@@ -55,21 +80,29 @@ int conv2d_winograd_tile(const ir::Node& node, const EmitOptions& options) {
 }
 
 size_t conv2d_scratch_bytes(const ir::Node& node, const EmitOptions& options) {
-  const kiln::rt::Conv2dParams p = conv2d_params(node);
-  if (int tile = conv2d_winograd_tile(node, options)) return kiln::rt::winograd_scratch_floats(p, tile) * sizeof(float);
-  return kiln::rt::conv2d_scratch_floats(p) * sizeof(float);
+  const int tile = conv2d_winograd_tile(node, options);
+  return max_over_range(node, [&](const std::map<std::string, int64_t>& at) {
+    const kiln::rt::Conv2dParams p = conv2d_params_at(node, at);
+    return (tile ? kiln::rt::winograd_scratch_floats(p, tile) : kiln::rt::conv2d_scratch_floats(p)) * sizeof(float);
+  });
 }
 
 bool conv2d_packs_weights(const ir::Node& node, size_t input) {
-  return input == 1 && is_f32_constant(node.input(1)) && kiln::rt::conv2d_packed_weight_floats(conv2d_params(node)) > 0;
+  // With symbolic dims the runtime picks the weights' layout by the run's shape (use_transposed,
+  // the direct kernels): they stay as the model has them.
+  return input == 1 && is_f32_constant(node.input(1)) && !has_symbols(node) &&
+         kiln::rt::conv2d_packed_weight_floats(conv2d_params(node)) > 0;
 }
 
 void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epilogue) {
-  kiln::rt::Conv2dParams p = conv2d_params(node);
-  ctx.line(fmt::format(
-      "const kiln::rt::Conv2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
-      p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top,
-      p.pad_left, p.dil_h, p.dil_w, p.group));
+  const kiln::rt::Conv2dParams p = conv2d_params_at(node, tuning_point(node));
+  if (has_symbols(node)) {
+    std::optional<std::vector<ir::Dim>> f = symbolic_conv_fields(node);
+    if (!f) fail("{}: its geometry is not a polynomial of the symbolic dims", node.describe());
+    ctx.line(fmt::format("const kiln::rt::Conv2dParams p{{{}}};", ctx.dim_list(*f)));
+  } else {
+    ctx.line(fmt::format("const kiln::rt::Conv2dParams p{{{}}};", fmt::join(conv_fields(p), ", ")));
+  }
   const std::string bias = node.has_input(2) ? ctx.in(node, 2) : "nullptr";
   if (int tile = conv2d_winograd_tile(node, ctx.options())) {
     // Transformed (G g G^T) and packed now, once, for the GEMM of each tile position.
@@ -89,10 +122,59 @@ void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epil
   } else {
     weights = ctx.in(node, 1) + ", false";
   }
-  bool needs_scratch = kiln::rt::conv2d_scratch_floats(p) > 0;
+  const bool needs_scratch = conv2d_scratch_bytes(node, ctx.options()) > 0;
   ctx.line(fmt::format("kiln::rt::conv2d_f32_prepacked(p, {}, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0), weights,
                        bias, ctx.out(node, 0),
                        needs_scratch ? "reinterpret_cast<float*>" + ctx.scratch(node) : "nullptr", epilogue));
+}
+
+const ir::DimRanges& ranges_of(const ir::Node& node) {
+  static const ir::DimRanges none;
+  const ir::Graph* g = node.output(0) ? node.output(0)->graph() : nullptr;
+  return g ? g->dim_ranges() : none;
+}
+
+bool has_symbols(const ir::Node& node) { return !ir::node_symbols(node).empty(); }
+
+std::map<std::string, int64_t> tuning_point(const ir::Node& node) {
+  std::map<std::string, int64_t> at;
+  const ir::DimRanges& ranges = ranges_of(node);
+  for (const std::string& s : ir::node_symbols(node))
+    if (auto it = ranges.find(s); it != ranges.end()) at[s] = it->second.opt;
+  return at;
+}
+
+size_t max_over_range(const ir::Node& node, const std::function<size_t(const std::map<std::string, int64_t>&)>& f) {
+  const ir::DimRanges& ranges = ranges_of(node);
+  std::vector<std::string> symbols = ir::node_symbols(node);
+  // Every point when there are few (a scratch size need not grow with each dim), else the
+  // corners and the tuning point.
+  uint64_t count = 1;
+  for (const std::string& s : symbols) {
+    auto it = ranges.find(s);
+    if (it == ranges.end()) fail("{}: symbolic dim '{}' has no bounds", node.describe(), s);
+    count *= static_cast<uint64_t>(it->second.max - it->second.min + 1);
+    if (count > 4096) break;
+  }
+  std::vector<std::map<std::string, int64_t>> points(1);
+  for (const std::string& s : symbols) {
+    const ir::DimRange& r = ranges.at(s);
+    std::vector<int64_t> values;
+    if (count <= 4096)
+      for (int64_t v = r.min; v <= r.max; ++v) values.push_back(v);
+    else
+      values = {r.min, r.opt, r.max};
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto& p : points)
+      for (int64_t v : values) {
+        next.push_back(p);
+        next.back()[s] = v;
+      }
+    points = std::move(next);
+  }
+  size_t best = 0;
+  for (const auto& p : points) best = std::max(best, f(p));
+  return best;
 }
 
 bool is_data_dependent_dim(const ir::Value* v, size_t axis) {

@@ -1,6 +1,8 @@
 // Small helpers shared by the C++ emitters.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,20 @@ Window2d window_2d(const ir::Node& node, const std::vector<int64_t>& spatial_in,
 void emit_gemm(EmitContext& ctx, const ir::Node& node, bool with_epilogue);
 bool gemm_packs_b(const ir::Node& node, size_t input);
 
+// The graph's bounds of its symbolic dims (empty for a node outside a graph).
+const ir::DimRanges& ranges_of(const ir::Node& node);
+// Whether a shape of the node's inputs or outputs holds a symbolic dim.
+bool has_symbols(const ir::Node& node);
+// The node's symbols at their tuning points (--dim H=MIN..MAX@OPT; MAX without one).
+std::map<std::string, int64_t> tuning_point(const ir::Node& node);
+// The largest f over the values the node's symbols take (all of them when there are at most
+// 4096 combinations, else the bounds and the tuning point): scratch sizes.
+size_t max_over_range(const ir::Node& node, const std::function<size_t(const std::map<std::string, int64_t>&)>& f);
+
 // Conv and kiln.FusedConv (1-D and 2-D) as the runtime's 2-D parameters (1-D lifted to H = 1).
 kiln::rt::Conv2dParams conv2d_params(const ir::Node& node);
+// The same with the symbolic dims bound to `at`.
+kiln::rt::Conv2dParams conv2d_params_at(const ir::Node& node, const std::map<std::string, int64_t>& at);
 // Empty when the conv compiles, else why not.
 std::string unsupported_conv2d(const ir::Node& node);
 // True when axis `axis` of `v` is a data-dependent dim (passes::bound_data_dependent_dims): a

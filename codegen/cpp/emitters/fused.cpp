@@ -228,6 +228,7 @@ void register_fused_emitters(EmitterRegistry& r) {
   r.add("kiln.FusedConv", Emitter{.emit = emit_conv,
                                   .unsupported = unsupported_conv2d,
                                   .scratch_bytes = conv2d_scratch_bytes,
+                                  .dynamic_shapes = true,
                                   .packs_input = conv2d_packs_weights,
                                   .batch_items = every_item});
   r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise,

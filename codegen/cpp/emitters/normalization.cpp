@@ -8,9 +8,10 @@ namespace kiln::codegen::cpp {
 namespace {
 
 void emit_batchnorm(EmitContext& ctx, const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0));
-  int64_t spatial = 1;
-  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  // N, C and the spatial size: numbers, or expressions of the symbolic dims.
+  const ir::Shape& shape = node.input(0)->shape();
+  const std::vector<std::string> x = {ctx.dim(shape[0]), shape.rank() > 1 ? ctx.dim(shape[1]) : "1"};
+  const std::string spatial = ctx.dim(dims_product(shape, std::min<size_t>(2, shape.rank()), shape.rank()));
   if (node.i("training_mode") != 0) {  // batch statistics (kiln/rt/normalize.h)
     const ir::DType t = node.input(0)->dtype();
     const std::string none = "static_cast<" + cpp_type(t) + "*>(nullptr)";
@@ -22,8 +23,7 @@ void emit_batchnorm(EmitContext& ctx, const ir::Node& node) {
                          node.num_outputs() > 2 ? ctx.out(node, 2) : none));
     return;
   }
-  ctx.line(fmt::format("kiln::rt::batchnorm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0],
-                       x.size() > 1 ? x[1] : 1, spatial, ctx.in(node, 0), ctx.in(node, 1),
+  ctx.line(fmt::format("kiln::rt::batchnorm_f32({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", x[0], x[1], spatial, ctx.in(node, 0), ctx.in(node, 1),
                        ctx.in(node, 2), ctx.in(node, 3), ctx.in(node, 4),
                        float_literal(node.f("epsilon"), ir::DType::F32), ctx.out(node, 0)));
 }
@@ -39,6 +39,7 @@ void emit_softmax(EmitContext& ctx, const ir::Node& node) {
 
 std::string unsupported_batchnorm(const ir::Node& node) {
   if (node.i("training_mode") == 0) return require_f32(node);
+  if (has_symbols(node)) return "training mode with symbolic dims is not compiled";
   if (!ir::is_float(node.input(0)->dtype())) return "training mode needs a float type";
   return "";
 }
@@ -52,7 +53,10 @@ std::string unsupported_softmax(const ir::Node& node) {
 }  // namespace
 
 void register_normalization_emitters(EmitterRegistry& r) {
-  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm, .unsupported = unsupported_batchnorm, .batch_items = every_item});
+  r.add("BatchNormalization", Emitter{.emit = emit_batchnorm,
+                                      .unsupported = unsupported_batchnorm,
+                                      .dynamic_shapes = true,
+                                      .batch_items = every_item});
   r.add("Softmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
   r.add("LogSoftmax", Emitter{.emit = emit_softmax, .unsupported = unsupported_softmax, .dynamic_shapes = true});
 }

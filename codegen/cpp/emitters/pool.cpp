@@ -2,18 +2,20 @@
 // kernels; other ranks and dtypes, and MaxPool's Indices, through pool_nd), LpPool (pool_nd), GlobalAveragePool (f32),
 // GlobalMaxPool (any ordered dtype).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/window.h"
+#include "ir/symbolic_params.h"
 #include "kiln/rt/pool.h"
 
 namespace kiln::codegen::cpp {
 
 namespace {
 
-kiln::rt::Pool2dParams pool_params(const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0));
+kiln::rt::Pool2dParams pool_params_at(const ir::Node& node, const std::map<std::string, int64_t>& at) {
+  std::vector<int64_t> x = ir::bound_dims(node.input(0), at);
   Window2d win = window_2d(node, {x.begin() + 2, x.end()}, node.ints("kernel_shape"));
   kiln::rt::Pool2dParams p{x[0],         x[1],         win.H,        win.W,       win.KH,
                            win.KW,       win.OH,       win.OW,       win.stride_h, win.stride_w,
@@ -23,11 +25,24 @@ kiln::rt::Pool2dParams pool_params(const ir::Node& node) {
   return p;
 }
 
-std::string params_literal(const kiln::rt::Pool2dParams& p) {
-  return fmt::format(
-      "kiln::rt::Pool2dParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};",
-      p.N, p.C, p.H, p.W, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
-      p.dil_h, p.dil_w, p.pad_bottom, p.pad_right);
+std::vector<int64_t> pool_fields(const kiln::rt::Pool2dParams& p) {
+  return {p.N,        p.C,        p.H,       p.W,        p.KH,    p.KW,    p.OH,         p.OW,
+          p.stride_h, p.stride_w, p.pad_top, p.pad_left, p.dil_h, p.dil_w, p.pad_bottom, p.pad_right};
+}
+
+// With symbolic dims: the fields as polynomials of the node's symbols (symbolic_params.h).
+std::optional<std::vector<ir::Dim>> symbolic_pool_fields(const ir::Node& node) {
+  return ir::lift_params(ir::node_symbols(node), ranges_of(node), [&](const std::map<std::string, int64_t>& at) {
+    return pool_fields(pool_params_at(node, at));
+  });
+}
+
+// "const kiln::rt::Pool2dParams p{...};": numbers, or expressions of the symbolic dims.
+std::string params_decl(EmitContext& ctx, const ir::Node& node) {
+  if (!has_symbols(node)) return fmt::format("const kiln::rt::Pool2dParams p{{{}}};", fmt::join(pool_fields(pool_params_at(node, {})), ", "));
+  std::optional<std::vector<ir::Dim>> f = symbolic_pool_fields(node);
+  if (!f) fail("{}: its geometry is not a polynomial of the symbolic dims", node.describe());
+  return fmt::format("const kiln::rt::Pool2dParams p{{{}}};", ctx.dim_list(*f));
 }
 
 // Whether the fast 2-D kernels (pool.h) take the node's shape and outputs.
@@ -41,6 +56,10 @@ bool fast_2d(const ir::Node& node) { return node.input(0)->dtype() == ir::DType:
 
 std::string unsupported_window(const ir::Node& node) {
   const ir::DType t = node.input(0)->dtype();
+  if (has_symbols(node) && !(fast_2d_shape(node) && (fast_2d(node) || (node.op() == "MaxPool" && ir::dtype_size(t) == 1))))
+    return "with symbolic dims, only the 2-D kernels (f32, and MaxPool of u8/s8) are compiled";
+  if (has_symbols(node) && !symbolic_pool_fields(node))
+    return "its geometry is not a polynomial of the symbolic dims (give the spatial dims a step that its strides divide)";
   if (node.op() != "MaxPool" && !ir::is_float(t))
     return fmt::format("compiled {} supports floating types, not {}", node.op(), ir::dtype_name(t));
   if (t == ir::DType::Bool) return "compiled MaxPool does not support bool";
@@ -73,7 +92,7 @@ void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
   const ir::DType t = node.input(0)->dtype();
   const bool byte = t == ir::DType::U8 || t == ir::DType::I8;  // quantized models' MaxPool
   if (!fast_2d(node) && !(byte && fast_2d_shape(node))) return emit_pool_nd(ctx, node);
-  ctx.line("const " + params_literal(pool_params(node)));
+  ctx.line(params_decl(ctx, node));
   ctx.line(fmt::format("kiln::rt::maxpool2d_{}(p, {}, {}, pool);",
                        t == ir::DType::U8 ? "u8" : (t == ir::DType::I8 ? "s8" : "f32"), ctx.in(node, 0),
                        ctx.out(node, 0)));
@@ -81,27 +100,26 @@ void emit_maxpool(EmitContext& ctx, const ir::Node& node) {
 
 void emit_avgpool(EmitContext& ctx, const ir::Node& node) {
   if (!fast_2d(node)) return emit_pool_nd(ctx, node);
-  ctx.line("const " + params_literal(pool_params(node)));
+  ctx.line(params_decl(ctx, node));
   ctx.line(fmt::format("kiln::rt::avgpool2d_f32(p, {}, {}, {}, pool);",
                        node.i("count_include_pad") ? "true" : "false", ctx.in(node, 0),
                        ctx.out(node, 0)));
 }
 
-std::pair<int64_t, int64_t> nc_and_spatial(const ir::Node& node) {
-  std::vector<int64_t> x = dims_of(node.input(0));
-  int64_t spatial = 1;
-  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
-  return {x[0] * x[1], spatial};
+// N * C and the spatial size: numbers, or expressions of the symbolic dims.
+std::pair<std::string, std::string> nc_and_spatial(const EmitContext& ctx, const ir::Node& node) {
+  const ir::Shape& x = node.input(0)->shape();
+  return {ctx.dim(dims_product(x, 0, 2)), ctx.dim(dims_product(x, 2, x.rank()))};
 }
 
 void emit_global_avg(EmitContext& ctx, const ir::Node& node) {
-  auto [nc, spatial] = nc_and_spatial(node);
+  auto [nc, spatial] = nc_and_spatial(ctx, node);
   ctx.line(fmt::format("kiln::rt::global_avgpool_f32({}, {}, {}, {}, pool);", nc, spatial,
                        ctx.in(node, 0), ctx.out(node, 0)));
 }
 
 void emit_global_max(EmitContext& ctx, const ir::Node& node) {
-  auto [nc, spatial] = nc_and_spatial(node);
+  auto [nc, spatial] = nc_and_spatial(ctx, node);
   ctx.line(fmt::format("kiln::rt::global_maxpool({}, {}, {}, {});", nc, spatial, ctx.in(node, 0),
                        ctx.out(node, 0)));
 }
@@ -125,14 +143,14 @@ void emit_max_unpool(EmitContext& ctx, const ir::Node& node) {
 
 void register_pool_emitters(EmitterRegistry& r) {
   // MaxPool's Indices count across the batch: only its one-output form runs item by item.
-  r.add("MaxPool", Emitter{.emit = emit_maxpool, .unsupported = unsupported_window, .batch_items = [](const ir::Node& n) {
+  r.add("MaxPool", Emitter{.emit = emit_maxpool, .unsupported = unsupported_window, .dynamic_shapes = true, .batch_items = [](const ir::Node& n) {
                              return n.num_outputs() == 1;
                            }});
-  r.add("AveragePool", Emitter{.emit = emit_avgpool, .unsupported = unsupported_window, .batch_items = every_item});
+  r.add("AveragePool", Emitter{.emit = emit_avgpool, .unsupported = unsupported_window, .dynamic_shapes = true, .batch_items = every_item});
   r.add("LpPool", Emitter{.emit = emit_pool_nd, .unsupported = unsupported_window, .batch_items = every_item});
   r.add("MaxUnpool", Emitter{.emit = emit_max_unpool, .unsupported = max_unpool_unsupported});
-  r.add("GlobalAveragePool", Emitter{.emit = emit_global_avg, .unsupported = require_f32, .batch_items = every_item});
-  r.add("GlobalMaxPool", Emitter{.emit = emit_global_max, .batch_items = every_item});
+  r.add("GlobalAveragePool", Emitter{.emit = emit_global_avg, .unsupported = require_f32, .dynamic_shapes = true, .batch_items = every_item});
+  r.add("GlobalMaxPool", Emitter{.emit = emit_global_max, .dynamic_shapes = true, .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -6,6 +6,7 @@
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/resize.h"
+#include "ir/symbolic_params.h"
 
 namespace kiln::codegen::cpp {
 
@@ -16,10 +17,10 @@ bool runtime_roi(const ir::Node& node) {
          !node.input(1)->is_constant() && node.input(1)->shape().numel() > 0;
 }
 
-// The plan from the node's constants. With a roi read at run time, a stand-in roi that
-// resizes every axis, so that the scratch size covers any roi.
-void plan_of(const ir::Node& node, ir::ResizePlan& plan) {
-  const std::vector<int64_t> x = dims_of(node.input(0));
+// The plan from the node's constants, the symbolic dims bound to `at`. With a roi read at
+// run time, a stand-in roi that resizes every axis, so that the scratch size covers any roi.
+void plan_of(const ir::Node& node, ir::ResizePlan& plan, const std::map<std::string, int64_t>& at = {}) {
+  const std::vector<int64_t> x = ir::bound_dims(node.input(0), at);
   std::optional<ir::Tensor> stand_in;
   const ir::Tensor* roi = ir::resize_input_constant(node, 1);
   if (runtime_roi(node)) {
@@ -30,6 +31,24 @@ void plan_of(const ir::Node& node, ir::ResizePlan& plan) {
   ir::resize_plan(node, x, roi, ir::resize_input_constant(node, 2), ir::resize_input_constant(node, 3), plan);
 }
 
+// With symbolic dims: the input and output extents as polynomials of the symbols, when the
+// scales (and roi) are the same at every size (constant scales, not sizes); else nullopt.
+std::optional<std::vector<ir::Dim>> symbolic_extents(const ir::Node& node) {
+  std::optional<std::pair<std::vector<double>, std::vector<double>>> first;  // scales, roi
+  bool same = true;
+  auto lifted = ir::lift_params(ir::node_symbols(node), ranges_of(node), [&](const std::map<std::string, int64_t>& at) {
+    ir::ResizePlan plan;
+    plan_of(node, plan, at);
+    if (!first) first = std::make_pair(plan.scales, plan.roi);
+    same = same && plan.scales == first->first && plan.roi == first->second;
+    std::vector<int64_t> f = plan.in_dims;
+    f.insert(f.end(), plan.out_dims.begin(), plan.out_dims.end());
+    return f;
+  });
+  if (!lifted || !same) return std::nullopt;
+  return lifted;
+}
+
 std::string unsupported(const ir::Node& node) {
   for (size_t i : {size_t{2}, size_t{3}})
     if (node.has_input(i) && !node.input(i)->is_constant() && node.input(i)->shape().numel() > 0)
@@ -38,6 +57,8 @@ std::string unsupported(const ir::Node& node) {
   if (runtime_roi(node) && node.input(1)->dtype() != ir::DType::F32)
     return fmt::format("input '{}' (roi) is {}; compiled Resize reads an f32 roi at run time",
                        node.input(1)->name(), ir::dtype_name(node.input(1)->dtype()));
+  if (has_symbols(node) && (runtime_roi(node) || !symbolic_extents(node)))
+    return "with symbolic dims, only Resize by constant scales is compiled (its scales must not depend on them)";
   const ir::DType t = node.input(0)->dtype();
   if (node.s("mode") != "nearest" && !ir::is_float(t))
     return fmt::format("compiled Resize interpolates ({}) floating-point types only, not {}", node.s("mode"),
@@ -46,9 +67,11 @@ std::string unsupported(const ir::Node& node) {
 }
 
 size_t scratch_bytes(const ir::Node& node, const EmitOptions&) {
-  ir::ResizePlan plan;
-  plan_of(node, plan);
-  return kiln::rt::resize_scratch_bytes(plan.params);
+  return max_over_range(node, [&](const std::map<std::string, int64_t>& at) {
+    ir::ResizePlan plan;
+    plan_of(node, plan, at);
+    return kiln::rt::resize_scratch_bytes(plan.params);
+  });
 }
 
 const char* mode_name(kiln::rt::ResizeMode m) {
@@ -90,9 +113,16 @@ std::string doubles(const std::vector<double>& v) {
 
 void emit(EmitContext& ctx, const ir::Node& node) {
   ir::ResizePlan plan;
-  plan_of(node, plan);
+  plan_of(node, plan, tuning_point(node));
   const kiln::rt::ResizeParams& p = plan.params;
   const int64_t rank = p.rank;
+  std::string in_dims = ctx.array(plan.in_dims), out_dims = ctx.array(plan.out_dims);
+  if (has_symbols(node)) {
+    std::optional<std::vector<ir::Dim>> f = symbolic_extents(node);
+    if (!f) fail("{}: its extents are not polynomials of the symbolic dims", node.describe());
+    in_dims = ctx.dims({f->begin(), f->begin() + rank});
+    out_dims = ctx.dims({f->begin() + rank, f->end()});
+  }
   ctx.line(fmt::format("static const double scales[] = {{{}}};", doubles(plan.scales)));
   std::string roi = "nullptr";
   if (runtime_roi(node)) {
@@ -114,7 +144,7 @@ void emit(EmitContext& ctx, const ir::Node& node) {
   ctx.line(fmt::format(
       "const kiln::rt::ResizeParams p{{{}, {}, {}, scales, {}, kiln::rt::ResizeMode::{}, kiln::rt::ResizeCoord::{}, "
       "kiln::rt::ResizeNearest::{}, {}, {}, {}, {}}};",
-      rank, ctx.array(plan.in_dims), ctx.array(plan.out_dims), roi, mode_name(p.mode), coord_name(p.coord),
+      rank, in_dims, out_dims, roi, mode_name(p.mode), coord_name(p.coord),
       nearest_name(p.nearest), float_literal(p.cubic_a, ir::DType::F64), p.antialias ? "true" : "false",
       p.exclude_outside ? "true" : "false", float_literal(p.extrapolation, ir::DType::F64)));
   const ir::DType t = node.input(0)->dtype();
@@ -127,7 +157,8 @@ void emit(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_resize_emitters(EmitterRegistry& r) {
-  r.add("Resize", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes, .batch_items = every_item});
+  r.add("Resize", Emitter{.emit = emit, .unsupported = unsupported, .scratch_bytes = scratch_bytes, .dynamic_shapes = true,
+                          .batch_items = every_item});
 }
 
 }  // namespace kiln::codegen::cpp

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
-#include "codegen/cpp/symbolic_params.h"
+#include "ir/symbolic_params.h"
 #include "ir/ops/slice_pad.h"
 
 namespace kiln::codegen::cpp {
@@ -43,14 +43,8 @@ using ViewAt = std::function<ir::StridedView(const std::map<std::string, int64_t
 
 // The view's fields as polynomials of the node's symbols, or nullopt when one is not.
 std::optional<std::vector<ir::Dim>> symbolic_view(const ir::Node& node, const ir::DimRanges& ranges, const ViewAt& view) {
-  return lift_params(node_symbols(node), ranges,
+  return ir::lift_params(ir::node_symbols(node), ranges,
                      [&](const std::map<std::string, int64_t>& at) { return view_fields(view(at)); });
-}
-
-const ir::DimRanges& ranges_of(const ir::Node& node) {
-  static const ir::DimRanges none;
-  const ir::Graph* g = node.output(0)->graph();
-  return g ? g->dim_ranges() : none;
 }
 
 // A view of input 0 copied to output `out`: numbers when the shapes are static, else the
@@ -79,7 +73,7 @@ std::string unsupported_view(const ir::Node& node, const ViewAt& view, const cha
 }
 
 ViewAt slice_at(const ir::Node& node) {
-  return [&node](const std::map<std::string, int64_t>& at) { return *ir::slice_view(node, bound_dims(node.input(0), at)); };
+  return [&node](const std::map<std::string, int64_t>& at) { return *ir::slice_view(node, ir::bound_dims(node.input(0), at)); };
 }
 
 void emit_slice(EmitContext& ctx, const ir::Node& node) { emit_view_at(ctx, node, slice_at(node), 0); }
@@ -92,7 +86,7 @@ std::string unsupported_slice(const ir::Node& node) {
 // Output `k` of a Split: the input's contiguous layout, the axis cut to the part's length.
 ViewAt split_at(const ir::Node& node, size_t k) {
   return [&node, k](const std::map<std::string, int64_t>& at) {
-    std::vector<int64_t> x = bound_dims(node.input(0), at);
+    std::vector<int64_t> x = ir::bound_dims(node.input(0), at);
     const int64_t axis = ir::split_axis(node, static_cast<int64_t>(x.size()));
     std::vector<int64_t> sizes = *ir::split_sizes(node, x[static_cast<size_t>(axis)]);
     ir::StridedView v{x, ir::contiguous_strides(x), 0};
@@ -117,7 +111,7 @@ std::string unsupported_split(const ir::Node& node) {
 // holds symbolic dims), so its shape input need not be a constant.
 ViewAt expand_at(const ir::Node& node) {
   return [&node](const std::map<std::string, int64_t>& at) {
-    return ir::expand_view(bound_dims(node.input(0), at), bound_dims(node.output(0), at));
+    return ir::expand_view(ir::bound_dims(node.input(0), at), ir::bound_dims(node.output(0), at));
   };
 }
 

@@ -15,6 +15,7 @@ struct TensorInfo {
   int rank;
   const int64_t* dims;              // the maxima where a dim is symbolic
   const int64_t* min_dims = nullptr;  // inputs with symbolic dims: the minima (else null)
+  const int64_t* steps = nullptr;     // and the steps (1 but for MIN..MAX:STEP dims)
 };
 
 struct ModelApi {

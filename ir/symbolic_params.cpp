@@ -1,10 +1,10 @@
-#include "codegen/cpp/symbolic_params.h"
+#include "ir/symbolic_params.h"
 
 #include <algorithm>
 
 #include "ir/error.h"
 
-namespace kiln::codegen::cpp {
+namespace kiln::ir {
 
 namespace {
 
@@ -38,8 +38,8 @@ std::optional<std::vector<int64_t>> evaluate(const ParamsAt& params, const std::
 
 }  // namespace
 
-std::optional<std::vector<ir::Dim>> lift_params(const std::vector<std::string>& symbols, const ir::DimRanges& ranges,
-                                                const ParamsAt& params) {
+std::optional<std::vector<Dim>> lift_params(const std::vector<std::string>& symbols, const DimRanges& ranges,
+                                            const ParamsAt& params) {
   const size_t k = symbols.size();
   if (k > 3) return std::nullopt;
   const std::vector<std::vector<int>> points = grid(k);
@@ -54,9 +54,9 @@ std::optional<std::vector<ir::Dim>> lift_params(const std::vector<std::string>& 
   int64_t scale = 1;
   for (size_t j = 0; j < k; ++j) scale *= 6;
   const size_t n = values.empty() ? 0 : values[0].size();
-  std::vector<ir::Dim> out;
+  std::vector<Dim> out;
   for (size_t f = 0; f < n; ++f) {
-    ir::Dim poly(0);
+    Dim poly(0);
     for (const auto& e : points) {  // exponents, the same tuples
       __int128 c = 0;
       for (size_t p = 0; p < points.size(); ++p) {
@@ -68,11 +68,11 @@ std::optional<std::vector<ir::Dim>> lift_params(const std::vector<std::string>& 
       c /= scale;
       if (c > INT64_MAX || c < INT64_MIN) return std::nullopt;
       if (c == 0) continue;
-      ir::Dim term(1);
+      Dim term(1);
       for (size_t j = 0; j < k; ++j)
-        for (int x = 0; x < e[j]; ++x) term = term * ir::Dim::symbol(symbols[j]);
+        for (int x = 0; x < e[j]; ++x) term = term * Dim::symbol(symbols[j]);
       // A negative coefficient through subtraction: dims hold no negative numbers.
-      poly = c > 0 ? poly + term * ir::Dim(static_cast<int64_t>(c)) : poly - term * ir::Dim(static_cast<int64_t>(-c));
+      poly = c > 0 ? poly + term * Dim(static_cast<int64_t>(c)) : poly - term * Dim(static_cast<int64_t>(-c));
       if (poly.is_unknown()) return std::nullopt;
     }
     out.push_back(poly);
@@ -107,27 +107,27 @@ std::optional<std::vector<ir::Dim>> lift_params(const std::vector<std::string>& 
   return out;
 }
 
-std::vector<std::string> node_symbols(const ir::Node& node) {
+std::vector<std::string> node_symbols(const Node& node) {
   std::vector<std::string> out;
-  auto add = [&](const ir::Value* v) {
+  auto add = [&](const Value* v) {
     if (!v || !v->has_type()) return;
-    for (const ir::Dim& d : v->shape().dims())
+    for (const Dim& d : v->shape().dims())
       for (const std::string& s : d.symbols())
         if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
-  for (const ir::Value* v : node.inputs()) add(v);
-  for (const ir::Value* v : node.outputs()) add(v);
+  for (const Value* v : node.inputs()) add(v);
+  for (const Value* v : node.outputs()) add(v);
   return out;
 }
 
-std::vector<int64_t> bound_dims(const ir::Value* v, const std::map<std::string, int64_t>& symbols) {
+std::vector<int64_t> bound_dims(const Value* v, const std::map<std::string, int64_t>& symbols) {
   std::vector<int64_t> out;
-  for (const ir::Dim& d : v->shape().dims()) {
-    const ir::Dim b = d.bind(symbols);
+  for (const Dim& d : v->shape().dims()) {
+    const Dim b = d.bind(symbols);
     if (!b.is_static()) fail("value '{}': dim {} is not known at a sample point", v->name(), d.name());
     out.push_back(b.value());
   }
   return out;
 }
 
-}  // namespace kiln::codegen::cpp
+}  // namespace kiln::ir
