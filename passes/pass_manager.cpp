@@ -1,5 +1,6 @@
 #include "passes/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -65,6 +66,31 @@ std::string node_count_summary(const ir::Graph& graph) {
 
 namespace {
 
+// The data-dependent dims the bodies' nodes set (a NonZero's count inside an If branch), into
+// `into`: they belong to the whole model, whose generated code keeps every symbol in one table.
+// Two of one name (sibling bodies' nodes of one name) keep the larger capacity.
+void gather_body_ranges(const ir::Graph& graph, ir::DimRanges& into) {
+  for (const auto& n : graph.nodes())
+    for (const auto& [name, a] : n->attrs())
+      if (a.type() == ir::AttrType::Graph && a.g()) {
+        for (const auto& [symbol, r] : a.g()->dim_ranges()) {
+          if (!r.data_dependent) continue;
+          auto [it, added] = into.emplace(symbol, r);
+          if (!added && it->second.data_dependent) it->second.max = it->second.opt = std::max(it->second.max, r.max);
+        }
+        gather_body_ranges(*a.g(), into);
+      }
+}
+
+void give_bodies_ranges(ir::Graph& graph) {
+  for (const auto& n : graph.nodes())
+    for (const auto& [name, a] : n->attrs())
+      if (a.type() == ir::AttrType::Graph && a.g()) {
+        a.g()->dim_ranges() = graph.dim_ranges();
+        give_bodies_ranges(*a.g());
+      }
+}
+
 // Runs `pass` on the bodies of control-flow nodes, innermost last, once the node's shape rule
 // has typed their inputs (passes work on typed graphs; an untyped body waits for a later pass).
 void run_on_bodies(const PassInfo& pass, ir::Graph& graph) {
@@ -74,24 +100,25 @@ void run_on_bodies(const PassInfo& pass, ir::Graph& graph) {
       // An If branch that cannot be typed with these inputs is never optimized (running it fails).
       if (n->has_attr("untyped_branch") && n->s("untyped_branch").starts_with(name + ":")) continue;
       ir::Graph& body = *a.g();
-      body.dim_ranges() = graph.dim_ranges();  // a body's shapes use the model's symbolic dims
+      // A body's shapes use the model's symbolic dims, and the data-dependent ones of its own.
+      ir::DimRanges own = std::move(body.dim_ranges());
+      body.dim_ranges() = graph.dim_ranges();
+      for (const auto& [symbol, r] : own)
+        if (r.data_dependent) body.dim_ranges().emplace(symbol, r);
       bool typed = true;
       for (const ir::Value* in : body.inputs()) typed = typed && in->has_type();
       if (!typed) continue;
       pass.run(body);
       run_on_bodies(pass, body);
     }
+  gather_body_ranges(graph, graph.dim_ranges());
 }
 
 }  // namespace
 
 void share_dim_ranges(ir::Graph& graph) {
-  for (const auto& n : graph.nodes())
-    for (const auto& [name, a] : n->attrs())
-      if (a.type() == ir::AttrType::Graph && a.g()) {
-        a.g()->dim_ranges() = graph.dim_ranges();
-        share_dim_ranges(*a.g());
-      }
+  gather_body_ranges(graph, graph.dim_ranges());
+  give_bodies_ranges(graph);
 }
 
 void run_pipeline(ir::Graph& graph, const std::vector<std::string>& passes,

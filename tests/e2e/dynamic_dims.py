@@ -250,6 +250,40 @@ def main():
                     problem = problem or error_of(np.load(os.path.join(res, f"{name}.npy")), want[k])
             ok = report(f"NonZero compiled, {what}", problem) and ok
 
+    # A NonZero inside an If branch: its count is a symbol of the whole model (the generated code
+    # keeps one table), set when the branch runs and read by the Cast and ReduceSum after it.
+    then_g = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Cast", ["nz"], ["nzf"], to=TensorProto.FLOAT),
+         helper.make_node("ReduceSum", ["nzf"], ["s"], keepdims=0)],
+        "then", [], [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])])
+    else_g = helper.make_graph([helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0)], "else", [],
+                               [helper.make_tensor_value_info("m", TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_nonzero",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    if_model = os.path.join(work, "if_nonzero.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), if_model)
+    out_if = os.path.join(work, "if_nonzero")
+    p = run([kiln, "compile", if_model, "--name", "m", "-o", out_if])
+    if not report("NonZero inside an If branch compiled", p.stdout[-2000:] if p.returncode else None):
+        ok = False
+    else:
+        session = ort.InferenceSession(if_model, providers=["CPUExecutionProvider"])
+        for cond in (True, False):
+            x = (rng.standard_normal([3, 4]) * (rng.random([3, 4]) > 0.5)).astype(np.float32)
+            feeds = {"c": np.array(cond), "x": x}
+            args = []
+            for name, value in feeds.items():
+                np.save(os.path.join(work, f"if_{name}.npy"), value)
+                args += ["-i", f"{name}={os.path.join(work, f'if_{name}.npy')}"]
+            res = os.path.join(work, f"if_run_{cond}")
+            p = run([os.path.join(out_if, "m"), *args, "-o", res])
+            problem = p.stdout[-2000:] if p.returncode else error_of(
+                np.load(os.path.join(res, "y.npy")), session.run(None, feeds)[0])
+            ok = report(f"NonZero inside an If branch, condition {cond}", problem) and ok
+
     # NonMaxSuppression's count of boxes kept, the same way, over a bounded batch of images; the
     # thresholds are inputs, read when it runs.
     graph = helper.make_graph(

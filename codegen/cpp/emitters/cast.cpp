@@ -21,13 +21,13 @@ void emit_cast(EmitContext& ctx, const ir::Node& node) {
     ctx.line(fmt::format(
         "kiln::rt::map_unary<{0}, {1}>({2}, {3}, {4}, []({0} v) -> {1} {{ return kiln::rt::convert<{1}>(v, "
         "kiln::rt::CastMode{{{5}, {6}}}); }});",
-        si, so, numel_of(node.output(0)), ctx.in(node, 0), ctx.out(node, 0),
+        si, so, ctx.numel(node.output(0)), ctx.in(node, 0), ctx.out(node, 0),
         node.i("saturate") != 0 ? "true" : "false", round_mode_enum(node.s("round_mode"))));
     return;
   }
   ctx.line(fmt::format(
       "kiln::rt::map_unary<{0}, {1}>({2}, {3}, {4}, []({0} v) -> {1} {{ return kiln::rt::cast<{1}>(v); }});",
-      si, so, numel_of(node.output(0)), ctx.in(node, 0), ctx.out(node, 0)));
+      si, so, ctx.numel(node.output(0)), ctx.in(node, 0), ctx.out(node, 0)));
 }
 
 void emit_bitcast(EmitContext& ctx, const ir::Node& node) {
@@ -43,8 +43,9 @@ void emit_bitcast(EmitContext& ctx, const ir::Node& node) {
 }  // namespace
 
 void register_cast_emitters(EmitterRegistry& r) {
-  r.add("Cast", Emitter{.emit = emit_cast});
-  r.add("CastLike", Emitter{.emit = emit_cast});
+  // Element counts at run time where a shape has symbolic dims (a NonZero's count).
+  r.add("Cast", Emitter{.emit = emit_cast, .dynamic_shapes = true});
+  r.add("CastLike", Emitter{.emit = emit_cast, .dynamic_shapes = true});
   r.add("BitCast", Emitter{.emit = emit_bitcast});
 }
 
