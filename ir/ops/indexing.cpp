@@ -326,7 +326,19 @@ void eval_unique(const Node& node, std::span<const Tensor* const> in, std::vecto
       for (int64_t i = 0; i < inner; ++i) slices[k].push_back(x.as_double((o * len + k) * inner + i));
   std::vector<int64_t> first;                    // first occurrence of each unique slice
   std::vector<int64_t> inverse(static_cast<size_t>(len));
-  std::map<std::vector<double>, int64_t> seen;   // slice -> position in `first`
+  // Lexicographic, NaN after every number and equal to NaN (as the compiled kernel, rt::unique):
+  // a strict weak order whatever the data holds, which std::map and std::sort need.
+  const auto before = [](const std::vector<double>& a, const std::vector<double>& b) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      const double u = a[i], v = b[i];
+      const bool un = u != u, vn = v != v;
+      if (un && vn) continue;
+      if (un || vn) return vn;  // the number first
+      if (u != v) return u < v;
+    }
+    return a.size() < b.size();
+  };
+  std::map<std::vector<double>, int64_t, decltype(before)> seen(before);  // slice -> position in `first`
   for (int64_t k = 0; k < len; ++k) {
     auto [it, added] = seen.emplace(slices[k], static_cast<int64_t>(first.size()));
     if (added) first.push_back(k);
@@ -336,7 +348,7 @@ void eval_unique(const Node& node, std::span<const Tensor* const> in, std::vecto
   std::iota(order.begin(), order.end(), 0);
   if (node.i("sorted") != 0)
     std::sort(order.begin(), order.end(),
-              [&](int64_t a, int64_t b) { return slices[first[a]] < slices[first[b]]; });
+              [&](int64_t a, int64_t b) { return before(slices[first[a]], slices[first[b]]); });
   std::vector<int64_t> rank_of(order.size());
   for (size_t p = 0; p < order.size(); ++p) rank_of[order[p]] = static_cast<int64_t>(p);
   const int64_t n = static_cast<int64_t>(order.size());

@@ -1,5 +1,8 @@
 // GatherElements, GatherND, ScatterElements, ScatterND, OneHot, NonZero, Unique:
 // hand-computed cases and index errors.
+#include <cmath>
+#include <limits>
+
 #include "op_test_util.h"
 
 namespace kiln::ir::test {
@@ -68,6 +71,18 @@ TEST_CASE("NonZero and Unique") {
   CHECK(y[1].to_int64_vector() == std::vector<int64_t>{1, 0, 3});
   CHECK(y[2].to_int64_vector() == std::vector<int64_t>{1, 0, 1, 2, 0});
   CHECK(y[3].to_int64_vector() == std::vector<int64_t>{2, 2, 1});
+  // NaN sorts after every number and equals NaN, as the compiled kernel has it (and the order
+  // std::map and std::sort need, whatever the data holds).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  OpTest u;
+  std::vector<Tensor> z = u.run(u.node("Unique", {u.input("x", f32({6}, {nan, 2, nan, -1, 2, nan}))}, {}, 4));
+  REQUIRE(z[0].numel() == 3);
+  CHECK(z[0].data<float>()[0] == -1.0f);
+  CHECK(z[0].data<float>()[1] == 2.0f);
+  CHECK(std::isnan(z[0].data<float>()[2]));
+  CHECK(z[1].to_int64_vector() == std::vector<int64_t>{3, 1, 0});
+  CHECK(z[2].to_int64_vector() == std::vector<int64_t>{2, 1, 2, 0, 1, 2});
+  CHECK(z[3].to_int64_vector() == std::vector<int64_t>{1, 2, 3});
 }
 
 }  // namespace kiln::ir::test
