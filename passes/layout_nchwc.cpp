@@ -16,6 +16,7 @@
 // write rows H * W apart; blocked, the kernel reads the input and writes the output and residual
 // as contiguous runs. ResNet-50's 1x1 shapes on Zen 4, alone: 0.94x the NCHW time with data in
 // cache, 0.87x with it cold (docs/design/cpu_kernels.md, "Channel-blocked convolutions").
+#include <algorithm>
 #include <map>
 
 #include "ir/op_registry.h"
@@ -30,19 +31,52 @@ namespace {
 // Fewer input channels than a block: the kernel reads them as plain NCHW (a stem's image).
 bool reads_plain(const ir::Node& n) { return n.input(0)->shape()[1].value() < rt::kNchwcBlock; }
 
+// f32 of rank 4 with a known shape whose channels are a number; the batch, height and width may
+// be bounded symbols (--dim, --input-shape MIN..MAX[:STEP]): the blocked kernels take them at
+// run time (a symbolic batch item by item).
+bool blockable(const ir::Value* v) {
+  return v && v->has_type() && v->dtype() == ir::DType::F32 && v->shape().rank() == 4 && v->shape().is_known() &&
+         v->shape()[1].is_static();
+}
+
+// The value's dims with its symbols at `at`.
+std::vector<int64_t> dims_at(const ir::Value* v, const std::map<std::string, int64_t>& at) {
+  std::vector<int64_t> d;
+  for (const ir::Dim& x : v->shape().dims()) {
+    const ir::Dim b = x.bind(at);
+    d.push_back(b.is_static() ? b.value() : -1);
+  }
+  return d;
+}
+
+// The node's symbols at their bounds: the kernel must apply at each (and so, its geometry
+// being a polynomial, in between).
+std::vector<std::map<std::string, int64_t>> bound_points(const ir::Graph& graph, const ir::Node& n) {
+  std::map<std::string, int64_t> lo, hi;
+  for (const ir::Value* v : {n.input(0), n.output(0)})
+    for (const ir::Dim& d : v->shape().dims())
+      for (const std::string& s : d.symbols())
+        if (auto it = graph.dim_ranges().find(s); it != graph.dim_ranges().end()) {
+          lo[s] = it->second.min;
+          hi[s] = it->second.max;
+        }
+  return {lo, hi};
+}
+
 // Whether `n` becomes a kiln.ConvNchwc.
-bool converts(const ir::Node& n) {
+bool converts(const ir::Graph& graph, const ir::Node& n) {
   if (n.op() != "Conv" && n.op() != "kiln.FusedConv") return false;
-  const ir::Value* y = n.output(0);
-  if (!y->has_type() || y->dtype() != ir::DType::F32 || !y->shape().is_static()) return false;
-  const ir::Value *x = n.input(0), *w = n.input(1), *b = n.input(2);
-  if (!x->has_type() || x->dtype() != ir::DType::F32 || !x->shape().is_static() || !w->shape().is_static()) return false;
+  const ir::Value *x = n.input(0), *w = n.input(1), *b = n.input(2), *y = n.output(0);
+  if (!blockable(x) || !blockable(y) || !w->shape().is_static()) return false;
   if (!w->is_constant() || w->dtype() != ir::DType::F32 || (b && !b->is_constant())) return false;
-  if (x->shape().rank() != 4) return false;
-  const std::optional<rt::ConvNchwcParams> p =
-      ir::nchwc_conv_params(n, x->shape().values(), w->shape().values(), reads_plain(n));
-  // A larger kernel only with a stride: a 3x3 of stride 1 runs faster as Winograd (NCHW).
-  return p && ((p->KH == 1 && p->KW == 1) || p->stride_h > 1 || p->stride_w > 1);
+  for (const auto& at : bound_points(graph, n)) {
+    const std::vector<int64_t> xd = dims_at(x, at);
+    if (std::find(xd.begin(), xd.end(), -1) != xd.end()) return false;  // a symbol without bounds
+    const std::optional<rt::ConvNchwcParams> p = ir::nchwc_conv_params(n, xd, w->shape().values(), reads_plain(n));
+    // A larger kernel only with a stride: a 3x3 of stride 1 runs faster as Winograd (NCHW).
+    if (!p || !((p->KH == 1 && p->KW == 1) || p->stride_h > 1 || p->stride_w > 1)) return false;
+  }
+  return true;
 }
 
 // Whether `n` is a MaxPool that can pool a blocked input (kiln.MaxPoolNchwc): f32, 2-D, 16-channel
@@ -50,8 +84,7 @@ bool converts(const ir::Node& n) {
 bool pool_converts(const ir::Node& n) {
   if (n.op() != "MaxPool" || (n.num_outputs() > 1 && n.output(1))) return false;
   const ir::Value *x = n.input(0), *y = n.output(0);
-  if (!x->has_type() || x->dtype() != ir::DType::F32 || !x->shape().is_static() || x->shape().rank() != 4) return false;
-  return y->has_type() && y->shape().is_static() && x->shape()[1].value() % rt::kNchwcBlock == 0 &&
+  return blockable(x) && blockable(y) && x->shape()[1].value() % rt::kNchwcBlock == 0 &&
          n.ints("kernel_shape").size() == 2;
 }
 
@@ -65,7 +98,7 @@ bool read_blocked(const ir::Graph& graph, const ir::Value* v) {
   for (const ir::Node* u : v->users()) {
     if (pool_converts(*u)) continue;
     const bool data_only = u->input(1) != v && u->input(2) != v;  // not its weights or bias
-    if (!converts(*u) || reads_plain(*u) || !data_only) return false;
+    if (!converts(graph, *u) || reads_plain(*u) || !data_only) return false;
   }
   return true;
 }
@@ -86,7 +119,7 @@ struct Blocked {
 void layout_nchwc(ir::Graph& graph) {
   std::vector<ir::Node*> candidates;
   for (const auto& n : graph.nodes())
-    if (converts(*n) || pool_converts(*n)) candidates.push_back(n.get());
+    if (converts(graph, *n) || pool_converts(*n)) candidates.push_back(n.get());
   Blocked blocked{graph, {}};
   for (ir::Node* n : candidates) {
     ir::Value* y = n->output(0);

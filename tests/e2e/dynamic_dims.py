@@ -12,6 +12,7 @@ Float outputs must be within max|kiln - ort| <= 1e-4 * max(1, max|ort|).
 """
 import glob
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -162,7 +163,8 @@ def main():
 
     # Height and width bounded in steps of 16 (--input-shape x=1,3,16..64:16,16..96:16, as
     # PP-OCR's detector takes them): strided convolutions and pools, a squeeze-excite block
-    # (GlobalAveragePool), ConvTranspose and Resize back up, a skip Concat and a BatchNormalization,
+    # (GlobalAveragePool), a 1x1 and a stride-2 convolution in the channel-blocked layout
+    # (kiln.ConvNchwc), ConvTranspose and Resize back up, a skip Concat and a BatchNormalization,
     # all with run-time extents. At the bounds and between, against ONNX Runtime; a height that
     # is no multiple of 16 is refused.
     from onnx import numpy_helper
@@ -180,25 +182,30 @@ def main():
         helper.make_node("Conv", ["g", "w3"], ["e"]),
         helper.make_node("HardSigmoid", ["e"], ["hs"]),
         helper.make_node("Mul", ["c2", "hs"], ["se"]),
-        helper.make_node("ConvTranspose", ["se", "wt"], ["up"], strides=[2, 2]),  # H/2
+        helper.make_node("Conv", ["se", "w4"], ["c4"]),  # 1x1, blocked
+        helper.make_node("Relu", ["c4"], ["r4"]),
+        helper.make_node("Conv", ["r4", "w5"], ["c5"], strides=[2, 2], pads=[1, 1, 1, 1]),  # H/8, blocked
+        helper.make_node("ConvTranspose", ["c5", "wt"], ["up"], strides=[4, 4]),  # H/2
         helper.make_node("Concat", ["up", "r1"], ["cat"], axis=1),
         helper.make_node("Resize", ["cat", "", "scales"], ["big"], mode="nearest"),  # H
         helper.make_node("BatchNormalization", ["big", "gamma", "beta", "mean", "var"], ["bn"]),
         helper.make_node("AveragePool", ["bn"], ["avg"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
         helper.make_node("Sigmoid", ["avg"], ["y"]),
     ]
-    inits = [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 8, 3, 3), weight("w3", 8, 8, 1, 1),
-             weight("wt", 8, 8, 2, 2), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
-             weight("gamma", 16), weight("beta", 16), weight("mean", 16),
-             numpy_helper.from_array(np.full(16, 0.5, np.float32), "var")]
+    inits = [weight("w1", 16, 3, 3, 3), weight("b1", 16), weight("w2", 16, 16, 3, 3), weight("w3", 16, 16, 1, 1),
+             weight("w4", 32, 16, 1, 1), weight("w5", 32, 32, 3, 3), weight("wt", 32, 16, 4, 4),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
+             weight("gamma", 32), weight("beta", 32), weight("mean", 32),
+             numpy_helper.from_array(np.full(32, 0.5, np.float32), "var")]
     graph = helper.make_graph(nodes, "stepped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, None, None])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, None, None])], inits)
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, None, None])], inits)
     st_model = os.path.join(work, "stepped.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), st_model)
     out_st = os.path.join(work, "stepped")
-    p = run([kiln, "compile", st_model, "--input-shape", "x=1,3,16..64:16,16..96:16", "--name", "m", "-o", out_st])
-    if not report("a CNN compiled with --input-shape x=1,3,16..64:16,16..96:16",
-                  p.stdout[-2000:] if p.returncode else None):
+    p = run([kiln, "compile", st_model, "--input-shape", "x=1,3,16..64:16,16..96:16", "--name", "m", "-o", out_st, "-v"])
+    blocked = re.search(r"after eliminate_dead_code .*kiln\.ConvNchwc 2\b", p.stdout)
+    if not report("a CNN compiled with --input-shape x=1,3,16..64:16,16..96:16, its 1x1 and stride-2 convolutions "
+                  "blocked", p.stdout[-2000:] if p.returncode or not blocked else None):
         ok = False
     else:
         session = ort.InferenceSession(st_model, providers=["CPUExecutionProvider"])
