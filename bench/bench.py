@@ -271,6 +271,15 @@ def core_round_trip_ns(exe):
         return float("nan")
 
 
+def isa_flags():
+    """The CPU's AVX2, FMA and AVX-512 flags, as every figure must name them."""
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return ""
+    return " ".join(sorted(f for f in flags if f.startswith("avx512") or f in ("avx2", "fma")))
+
+
 def machine():
     cpu = ""
     try:

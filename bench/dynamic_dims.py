@@ -37,14 +37,6 @@ PPOCR = {"ppocr-det": "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
          "ppocr-rec": "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"}
 
 
-def isa():
-    try:
-        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return ""
-    return " ".join(sorted(f for f in flags if f.startswith("avx512") or f in ("avx2", "fma")))
-
-
 def bert_cases(a):
     """The encoder, its bounded and pinned compile options, and each size's inputs and reference."""
     sizes = [int(s) for s in (a.sizes or "16,64,256").split(",")]
@@ -135,7 +127,7 @@ def main():
         rows.append((label, statistics.median(b_ms), statistics.median(p_ms),
                      statistics.median(b / q for b, q in zip(b_ms, p_ms))))
     m = B.machine()
-    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {isa()}")
+    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {B.isa_flags()}")
     print(f"{desc}; one thread; median of {a.rounds} rounds x {a.runs} runs")
     print(f"| size | bounded ({' '.join(bounded_args)}) ms | pinned ms | bounded/pinned | paired |")
     print("|---|--:|--:|--:|--:|")

@@ -27,14 +27,6 @@ import bench as B  # noqa: E402  (bench/bench.py: models, peak, machine)
 REPO = B.REPO
 
 
-def isa_flags():
-    try:
-        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return ""
-    return " ".join(sorted(f for f in flags if f.startswith("avx512") or f in ("avx2", "fma")))
-
-
 def conv_layers(model_path):
     """{node name: (multiply-adds, description, kind)} for every Conv of the ONNX model."""
     import onnx
@@ -107,7 +99,7 @@ def main():
         by_kind[kind][0] += macs
         by_kind[kind][1] += ms
     m = B.machine()
-    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {isa_flags()}")
+    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {B.isa_flags()}")
     print(f"{a.model}, batch 1, one thread, KILN_CPU_ISA={a.isa}, kiln compile --cpu {a.cpu}; median of {a.runs} "
           f"runs; whole run {statistics.median(run_ms):.1f} ms")
     print(f"peak (bench/peak_fma.cpp, 256-bit FMA): {peak:.1f} GFLOP/s = {peak_macs:.1f} G multiply-adds/s\n")

@@ -40,14 +40,6 @@ import bench as B  # noqa: E402  (bench/bench.py: timing, machine)
 REPO = B.REPO
 
 
-def isa():
-    try:
-        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return ""
-    return " ".join(sorted(f for f in flags if f.startswith("avx512") or f in ("avx2", "fma")))
-
-
 def inspect(kiln, model):
     """`kiln inspect --json`: the inputs and, for --dim, the symbolic dims among their shapes."""
     c = B.run([kiln, "inspect", model, "--json"])
@@ -141,7 +133,7 @@ def main():
             rows.append((name, t, tf, on, tf / on, paired))
 
     m = B.machine()
-    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {isa()}")
+    print(f"\nmachine: {m['cpu']}, {m['cores']} cores; {B.isa_flags()}")
     print(f"kiln compile --cpu {a.cpu}, batch {a.batch}; median of {a.rounds} alternating rounds x {a.runs} runs"
           + ("; timed under chrt -f 50" if a.realtime else ""))
     if checks:

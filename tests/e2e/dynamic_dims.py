@@ -35,6 +35,16 @@ def report(what, problem):
     return problem is None
 
 
+def save_feeds(work, prefix, feeds):
+    """Each input as WORK/PREFIX_NAME.npy; the executable's -i arguments for them."""
+    args = []
+    for name, value in feeds.items():
+        path = os.path.join(work, f"{prefix}_{name}.npy")
+        np.save(path, value)
+        args += ["-i", f"{name}={path}"]
+    return args
+
+
 def error_of(got, ref):
     if got.shape != ref.shape:
         return f"shape {list(got.shape)}, ONNX Runtime's {list(ref.shape)}"
@@ -281,10 +291,7 @@ def main():
         for cond in (True, False):
             x = (rng.standard_normal([3, 4]) * (rng.random([3, 4]) > 0.5)).astype(np.float32)
             feeds = {"c": np.array(cond), "x": x}
-            args = []
-            for name, value in feeds.items():
-                np.save(os.path.join(work, f"if_{name}.npy"), value)
-                args += ["-i", f"{name}={os.path.join(work, f'if_{name}.npy')}"]
+            args = save_feeds(work, "if", feeds)
             res = os.path.join(work, f"if_run_{cond}")
             p = run([os.path.join(out_if, "m"), *args, "-o", res])
             problem = p.stdout[-2000:] if p.returncode else error_of(
@@ -315,10 +322,7 @@ def main():
                      "scores": rng.uniform(0, 1, [batch, 2, 8]).astype(np.float32),
                      "max_per_class": np.array([limit], np.int64), "iou": np.array([iou], np.float32),
                      "score_min": np.array([score_min], np.float32)}
-            args = []
-            for name, value in feeds.items():
-                np.save(os.path.join(work, f"nms_{name}.npy"), value)
-                args += ["-i", f"{name}={os.path.join(work, f'nms_{name}.npy')}"]
+            args = save_feeds(work, "nms", feeds)
             res = os.path.join(work, f"nms_run{batch}")
             p = run([os.path.join(out_nms, "m"), *args, "-o", res])
             problem = p.stdout[-2000:] if p.returncode else error_of(
