@@ -97,7 +97,8 @@ Report inspect(const InspectArgs& args) {
     ir::DimRanges ranges;
     const std::map<std::string, int64_t> dims = parse_dims(args.dims, &ranges);
     if (!dims.empty()) passes::bind_dims(*graph, dims);
-    if (!ranges.empty()) passes::set_dim_ranges(*graph, ranges);
+    // Bounds from --dim or --input-shape (stepped dims become step * a fresh symbol there).
+    if (!ranges.empty() || !graph->dim_ranges().empty()) passes::set_dim_ranges(*graph, ranges);
     passes::infer_shapes(*graph);
   } catch (const Error& e) {
     fail("{}: {}", args.model, e.what());
