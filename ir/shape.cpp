@@ -204,22 +204,6 @@ std::optional<std::pair<std::string, int64_t>> Dim::scaled_symbol() const {
   return std::make_pair(terms_.begin()->first[0], terms_.begin()->second);
 }
 
-std::optional<Dim> Dim::floor_div(int64_t d) const {
-  if (d <= 0 || is_unknown()) return std::nullopt;
-  if (is_static()) return Dim(value_ / d);
-  Terms out;
-  for (const auto& [m, c] : terms_) {
-    if (m.empty()) {
-      // floor for a negative constant too: the symbolic part is a multiple of d.
-      out[m] = c >= 0 ? c / d : -((-c + d - 1) / d);
-    } else {
-      if (c % d != 0) return std::nullopt;
-      out[m] = c / d;
-    }
-  }
-  return from_terms(std::move(out));
-}
-
 std::string Dim::cpp(const std::function<std::string(const std::string&)>& symbol_expr) const {
   if (is_static()) return std::to_string(value_);
   std::string text;

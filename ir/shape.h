@@ -69,9 +69,6 @@ class Dim {
   // The dim as `step` times one symbol (a stepped input dim, passes::set_dim_ranges), with
   // that step; nullopt for any other dim.
   std::optional<std::pair<std::string, int64_t>> scaled_symbol() const;
-  // floor(this / d) when it is a polynomial: each symbolic term's coefficient divisible by
-  // d > 0 (the constant term then floors alone); nullopt otherwise.
-  std::optional<Dim> floor_div(int64_t d) const;
   // C++ expression computing it, `symbol_expr` spelling each symbol.
   std::string cpp(const std::function<std::string(const std::string&)>& symbol_expr) const;
 

@@ -82,7 +82,7 @@ TEST_CASE("lifted parameters: fitted polynomials, refused floor divisions") {
   }));
 }
 
-TEST_CASE("dims: substitution, floor division and stepped symbols") {
+TEST_CASE("dims: substitution and stepped symbols") {
   const Dim h = Dim::symbol("H"), h32 = Dim::symbol("H/32");
   const Dim d = h * h + h * Dim(3) - Dim(2);
   CHECK(d.substitute("H", Dim(32) * h32) == Dim(1024) * h32 * h32 + Dim(96) * h32 - Dim(2));
@@ -91,11 +91,6 @@ TEST_CASE("dims: substitution, floor division and stepped symbols") {
   CHECK(h.scaled_symbol() == std::make_pair(std::string("H"), int64_t{1}));
   CHECK_FALSE((h + Dim(1)).scaled_symbol());
   CHECK_FALSE((h * h).scaled_symbol());
-  // floor((32h - 1) / 2) = 16h - 1: exact when the divisor divides each symbolic coefficient.
-  CHECK((Dim(32) * h32 - Dim(1)).floor_div(2) == Dim(16) * h32 - Dim(1));
-  CHECK((Dim(32) * h32 + Dim(5)).floor_div(4) == Dim(8) * h32 + Dim(1));
-  CHECK_FALSE((Dim(3) * h32).floor_div(2));
-  CHECK(Dim(7).floor_div(2) == Dim(3));
 }
 
 namespace {
