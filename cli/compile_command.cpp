@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "cli/interrupt.h"
@@ -33,6 +34,7 @@
 #include "codegen/cpp/builder.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "codegen/cpp/target.h"
+#include "codegen/llvm/llvm_backend.h"
 #include "ir/error.h"
 #include "ir/ops/channels_last.h"
 #include "kiln_commit.h"
@@ -56,6 +58,7 @@ struct CompileArgs {
   std::string target;  // empty: this machine's
   std::string cpu = "generic";
   codegen::cpp::EmitOptions emit_options;  // --conv-algo
+  std::string backend = "cpp";  // --backend: cpp or llvm
   int jobs = 2;
   bool verbose = false;
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
@@ -286,12 +289,9 @@ const codegen::cpp::Target& target_of(const CompileArgs& args) {
   fail("this machine's architecture is not one kiln knows: give --target ({})", codegen::cpp::known_triples());
 }
 
-// Builds what --emit asks into `tmp`, which becomes OUTDIR.
-void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, const codegen::cpp::GeneratedModel& model,
-                   const codegen::cpp::CppOptions& options, const fs::path& tmp, codegen::cpp::BuildOptions& build,
-                   PhaseTimer& timer, Progress& progress) {
-  fs::path src = tmp / "src";
-  timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
+// The builder's options for --emit, --target, --cpu, -j and -v.
+void set_build_options(const CompileArgs& args, const std::set<std::string>& emit, codegen::cpp::BuildOptions& build,
+                       Progress& progress) {
   build.exe = emit.count("exe") > 0;
   build.lib = emit.count("lib") > 0;
   build.shared = emit.count("shared") > 0;
@@ -317,6 +317,15 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
       }
     };
   }
+}
+
+// Builds what --emit asks into `tmp`, which becomes OUTDIR.
+void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, const codegen::cpp::GeneratedModel& model,
+                   const codegen::cpp::CppOptions& options, const fs::path& tmp, codegen::cpp::BuildOptions& build,
+                   PhaseTimer& timer, Progress& progress) {
+  fs::path src = tmp / "src";
+  timer.phase("write", [&] { codegen::cpp::write_sources(model, src); });
+  set_build_options(args, emit, build, progress);
   timer.phase("build", [&] { codegen::cpp::build(model, src, tmp, build); });
   if (build.lib || build.shared || build.obj) fs::copy_file(src / (model.name + ".h"), tmp / (model.name + ".h"));
   if (build.lib || build.shared)
@@ -333,6 +342,66 @@ void build_outputs(const CompileArgs& args, const std::set<std::string>& emit, c
   if (!keep_source) fs::remove_all(src);
 }
 
+// --backend llvm: the model lowered to LLVM IR and written as an object in process
+// (codegen/llvm), then archived or linked with the cached runtime into `tmp`.
+void compile_with_llvm(const CompileArgs& args, const std::set<std::string>& emit, const ir::Graph& graph,
+                       const codegen::cpp::CppOptions& options, const fs::path& tmp, PhaseTimer& timer,
+                       Progress& progress) {
+  if (!codegen::llvm_ir::available()) fail("this kiln was built without LLVM: --backend llvm needs llvm-19-dev when kiln is built");
+  for (const std::string& kind : emit)
+    if (kind != "obj" && kind != "exe" && kind != "lib")
+      fail("--backend llvm writes exe, lib and obj; --emit {} needs the C++ backend (--backend cpp)", kind);
+  if (options.precision != passes::Precision::FP32)
+    fail("--backend llvm compiles fp32 models; --precision {} needs the C++ backend (--backend cpp)",
+         passes::precision_name(options.precision));
+  if (!options.test_hooks.perturb_node.empty() || !options.test_hooks.delay_node.empty())
+    fail("the KILN_TEST_* hooks need the C++ backend (--backend cpp)");
+  if (std::vector<std::string> problems = codegen::llvm_ir::unsupported(graph); !problems.empty())
+    fail("{}: --backend llvm cannot compile this model (--backend cpp can):\n  {}", args.model,
+         fmt::join(problems, "\n  "));
+  codegen::cpp::BuildOptions build;
+  set_build_options(args, emit, build, progress);
+  codegen::llvm_ir::LlvmOptions lopts;
+  lopts.name = options.name;
+  lopts.triple = build.triple;
+  lopts.cpu = args.cpu;
+  lopts.external_weights = options.external_weights;
+  lopts.emit = options.emit;
+  lopts.build_info = fmt::format("compiled by kiln {} from {} through LLVM, precision fp32, weights {}",
+                                 KILN_VERSION_STRING, options.source_model, args.weights);
+  const fs::path work = tmp / ".llvm";
+  fs::create_directories(work);
+  const fs::path object = (build.obj ? tmp : work) / (options.name + ".o");
+  codegen::llvm_ir::LlvmModel model = timer.phase("codegen", [&] {
+    try {
+      return codegen::llvm_ir::write_object(graph, lopts, object);
+    } catch (const Error& e) {
+      fail("{}: {}", args.model, e.what());
+    }
+  });
+  if (build.exe) codegen::llvm_ir::write_main_object(lopts, work / "main.o");
+  timer.phase("build", [&] { codegen::cpp::build_from_object(options.name, object, work / "main.o", tmp, build); });
+  if (build.lib || build.obj) {
+    // The header's hash: of the object, which holds the code and the weights, and of what built it.
+    std::ifstream in(object, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint64_t h = 1469598103934665603ull;
+    for (const std::string* part : std::initializer_list<const std::string*>{&bytes, &model.weights, &options.build_identity})
+      for (unsigned char ch : *part) h = (h ^ ch) * 1099511628211ull;
+    write_text_file(tmp / (options.name + ".h"), codegen::cpp::api_header(graph, options, fmt::format("{:016x}", h)));
+  }
+  if (build.lib) write_text_file(tmp / (options.name + ".pc"), codegen::cpp::pkg_config_file(options, false));
+  if (options.external_weights) {
+    std::ofstream w(tmp / (options.name + ".weights"), std::ios::binary);
+    w.write(model.weights.data(), static_cast<std::streamsize>(model.weights.size()));
+    if (!w) fail("{}: cannot write the weights", (tmp / (options.name + ".weights")).string());
+  }
+  fs::remove_all(work);
+  if (args.verbose)
+    fmt::print(stderr, "kiln: arena {} bytes (lower bound {}, unplanned {}), weights {} bytes, {} kernel calls\n",
+               model.plan.arena_size, model.plan.lower_bound, model.plan.naive_size, model.weights.size(), model.nodes);
+}
+
 int run_compile(const CompileArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   PhaseTimer timer(args.verbose);
@@ -340,6 +409,7 @@ int run_compile(const CompileArgs& args) {
   timer.on_phase([&](const std::string& phase) { progress.step("kiln: " + phase_text(phase, args)); });
   std::set<std::string> emit = parse_emit(args.emit);
   if (!args.verify.engine.empty() && !emit.count("exe")) fail("--verify-against needs the executable (--emit exe)");
+  if (!args.verify.engine.empty() && args.backend == "llvm") fail("--verify-against builds through the C++ backend (--backend cpp)");
   if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
@@ -392,6 +462,17 @@ int run_compile(const CompileArgs& args) {
     }
     if (!args.precision.calibration_dir.empty()) calibration_samples(args.precision.calibration_dir, *graph);  // checked now, before building
 
+    if (args.backend == "llvm") {
+      try {
+        compile_with_llvm(args, emit, *graph, options, tmp, timer, progress);
+        publish(tmp, out);
+      } catch (const fs::filesystem_error& e) {
+        fail("{}: cannot write the output: {}", out.string(), e.code().message());
+      }
+      progress.clear();
+      fmt::print(stderr, "{}\n", summary(out, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
+      return 0;
+    }
     model = timer.phase("codegen", [&] {
       try {
         return codegen::cpp::generate_cpp(*graph, options);
@@ -463,6 +544,11 @@ Command add_compile_command(CLI::App& app) {
                   "run time), native (this machine's), x86-64-v2, x86-64-v3 (x86_64-linux-gnu)")
       ->capture_default_str();
   add_emit_options(cmd, args->emit_options);
+  cmd->add_option("--backend", args->backend,
+                  "cpp (C++ source compiled by the target's C++ compiler) or llvm (LLVM IR, an object written "
+                  "in process: exe, lib and obj of fp32 models with static shapes)")
+      ->check(CLI::IsMember({"cpp", "llvm"}))
+      ->capture_default_str();
   cmd->add_option("-j,--jobs", args->jobs, "compiler processes at once")->capture_default_str();
   cmd->add_flag("-v,--verbose", args->verbose, "print each phase's time and the compiler commands");
   cmd->add_option("--verify-against", args->verify.engine,

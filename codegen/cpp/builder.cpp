@@ -317,4 +317,40 @@ void build(const GeneratedModel& model, const fs::path& src, const fs::path& out
   fs::remove_all(work);
 }
 
+void build_from_object(const std::string& name, const fs::path& model_object, const fs::path& main_object,
+                       const fs::path& out, const BuildOptions& options) {
+  const fs::path out_dir = fs::absolute(out);
+  const fs::path work = out_dir / ".build";
+  fs::create_directories(work);
+  // The runtime's sources, for the cache's key (and its build on first use).
+  const fs::path src_dir = work / "src";
+  for (const EmbeddedFile& f : runtime_files()) write_file(src_dir / "runtime" / f.path, f.data);
+  const std::vector<fs::path> rt_objects = runtime_objects(src_dir, options, work);
+  std::vector<Command> links;
+  if (options.obj || options.exe) {
+    const fs::path rt = (options.obj ? out_dir : work) / "libkiln_rt.a";
+    Command ar{{options.ar, "rcsD", rt.string()}, "libkiln_rt.a"};
+    for (const fs::path& o : rt_objects) ar.argv.push_back(o.string());
+    links.push_back(std::move(ar));
+  }
+  if (options.lib) {
+    Command ar{{options.ar, "rcsD", (out_dir / ("lib" + name + ".a")).string(), model_object.string()},
+               "lib" + name + ".a"};
+    for (const fs::path& o : rt_objects) ar.argv.push_back(o.string());
+    links.push_back(std::move(ar));
+  }
+  if (options.exe) {
+    Command exe{{compiler(options), "-pthread", "-o", (out_dir / name).string(), main_object.string(),
+                 model_object.string(), ((options.obj ? out_dir : work) / "libkiln_rt.a").string()},
+                name};
+    for (std::string& f : extra_flags()) exe.argv.push_back(std::move(f));
+    links.push_back(std::move(exe));
+  }
+  if (options.progress && !links.empty()) options.progress("linking " + name);
+  BuildOptions one_at_a_time = options;
+  one_at_a_time.jobs = 1;
+  run_commands(links, one_at_a_time, work);
+  fs::remove_all(work);
+}
+
 }  // namespace kiln::codegen::cpp

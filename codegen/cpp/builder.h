@@ -42,6 +42,15 @@ void write_sources(const GeneratedModel& model, const std::filesystem::path& src
 void build(const GeneratedModel& model, const std::filesystem::path& src_dir,
            const std::filesystem::path& out_dir, const BuildOptions& options);
 
+// The outputs of a model already compiled to an object (the LLVM backend: codegen/llvm):
+// `model_object` (NAME.o, placed into out_dir when options.obj) with the target's runtime
+// (built once and cached, as for the C++ backend) into libkiln_rt.a (obj), libNAME.a (lib)
+// and the executable NAME (exe, with `main_object`). No source is compiled when the runtime
+// is cached; the executable is linked through options' compiler driver.
+void build_from_object(const std::string& name, const std::filesystem::path& model_object,
+                       const std::filesystem::path& main_object, const std::filesystem::path& out_dir,
+                       const BuildOptions& options);
+
 // $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln.
 std::filesystem::path runtime_cache_dir();
 

@@ -11,6 +11,7 @@
 #include "codegen/cpp/control_flow.h"
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emitter.h"
+#include "codegen/cpp/graph_plan.h"
 #include "codegen/cpp/weight_blob.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -73,21 +74,6 @@ std::string unsupported_reason(const Emitter& e, const ir::Node& node) {
   return e.unsupported(node);
 }
 
-// How each node is lowered.
-enum class Lowering { Emit, Alias, Copy };
-
-struct Plan {
-  std::unordered_map<const ir::Value*, Location> locations;
-  std::unordered_map<const ir::Node*, size_t> scratch;
-  std::unordered_map<const ir::Node*, Lowering> lowering;
-  std::vector<std::pair<size_t, const ir::Value*>> final_copies;  // output index, source
-  passes::MemoryPlan memory;
-  std::vector<const ir::Value*> arena_values;
-  std::vector<passes::BufferRequest> requests;
-  size_t in_place = 0;
-  size_t views = 0;
-};
-
 // Elementwise nodes may write their result over input `i` when the two have the same
 // dtype and shape: every element is read before the same element is written.
 bool may_write_over(const ir::Node& n, size_t i) {
@@ -97,8 +83,8 @@ bool may_write_over(const ir::Node& n, size_t i) {
          in->shape() == n.output(0)->shape();
 }
 
-// `weights` is shared by the main graph and the bodies of its control-flow nodes, whose
-// functions are already in `bodies`.
+}  // namespace
+
 Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies) {
   Plan plan;
   const EmitterRegistry& registry = emitters();
@@ -228,6 +214,8 @@ Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& 
   for (const auto& [view, r] : root) plan.locations[view] = plan.locations.at(root_of(view));
   return plan;
 }
+
+namespace {
 
 // The statements of a test hook (TestHooks) for node `n`, after its kernel call.
 void emit_test_hooks(EmitContext& ctx, const ir::Node& n, const TestHooks& hooks) {

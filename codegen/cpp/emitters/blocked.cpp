@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/cpp/emitters/blocked.h"
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "ir/ops/blocked.h"
 #include "ir/ops/fused.h"
@@ -35,6 +36,8 @@ std::optional<kiln::rt::ConvNchwcParams> params_at(const ir::Node& node, const s
 }
 
 std::optional<kiln::rt::ConvNchwcParams> params_of(const ir::Node& node) { return params_at(node, tuning_point(node)); }
+
+std::vector<int64_t> pool_fields(const ir::Node& node, const std::map<std::string, int64_t>& at);
 
 // With symbolic dims: N, C, H, W, M, KH, KW, OH, OW, the strides and the pads as polynomials of
 // the node's symbols (ir/symbolic_params.h), or nullopt.
@@ -90,6 +93,13 @@ void emit_conv(EmitContext& ctx, const ir::Node& node) {
                        store_activation_expr(node), ctx.out(node, 0), tail));
 }
 
+
+}  // namespace
+
+std::optional<kiln::rt::ConvNchwcParams> nchwc_conv_params(const ir::Node& node) { return params_of(node); }
+std::vector<int64_t> nchwc_pool_fields(const ir::Node& node) { return pool_fields(node, {}); }
+
+namespace {
 
 // The pool's parameters (its first 14) with the symbols at `at`.
 std::vector<int64_t> pool_fields(const ir::Node& node, const std::map<std::string, int64_t>& at) {

@@ -39,10 +39,6 @@ kiln::rt::Conv2dParams conv2d_params_at(const ir::Node& node, const std::map<std
 
 namespace {
 
-std::vector<int64_t> conv_fields(const kiln::rt::Conv2dParams& p) {
-  return {p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
-          p.dil_h, p.dil_w, p.group};
-}
 
 // With symbolic dims: the parameters as polynomials of the node's symbols, or nullopt.
 std::optional<std::vector<ir::Dim>> symbolic_conv_fields(const ir::Node& node) {
@@ -52,6 +48,11 @@ std::optional<std::vector<ir::Dim>> symbolic_conv_fields(const ir::Node& node) {
 }
 
 }  // namespace
+
+std::vector<int64_t> conv_fields(const kiln::rt::Conv2dParams& p) {
+  return {p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
+          p.dil_h, p.dil_w, p.group};
+}
 
 std::string unsupported_conv2d(const ir::Node& node) {
   if (std::string r = require_f32(node); !r.empty()) return r;

@@ -45,6 +45,8 @@ size_t max_over_range(const ir::Node& node, const std::function<size_t(const std
 kiln::rt::Conv2dParams conv2d_params(const ir::Node& node);
 // The same with the symbolic dims bound to `at`.
 kiln::rt::Conv2dParams conv2d_params_at(const ir::Node& node, const std::map<std::string, int64_t>& at);
+// The parameters' fields in Conv2dParams' order (a braced initializer's, or kernel_abi.h's array).
+std::vector<int64_t> conv_fields(const kiln::rt::Conv2dParams& p);
 // Empty when the conv compiles, else why not.
 std::string unsupported_conv2d(const ir::Node& node);
 // True when axis `axis` of `v` is a data-dependent dim (passes::bound_data_dependent_dims): a

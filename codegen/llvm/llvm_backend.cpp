@@ -1,0 +1,631 @@
+#include "codegen/llvm/llvm_backend.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "codegen/cpp/emitter.h"
+#include "codegen/cpp/emitters/blocked.h"
+#include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/graph_plan.h"
+#include "codegen/cpp/weight_blob.h"
+#include "ir/error.h"
+#include "ir/ops/fused.h"
+#include "ir/ops/op_helpers.h"
+#include "kiln/rt/conv.h"
+#include "kiln/rt/conv_nchwc.h"
+#include "kiln/rt/gemm.h"
+#include "kiln/rt/model_host.h"
+#include "kiln/rt/winograd.h"
+
+namespace kiln::codegen::llvm_ir {
+
+namespace {
+
+using cpp::Location;
+
+class Lowerer;
+
+// How an op becomes calls: why a node cannot (or ""), and the calls. The arithmetic is the
+// runtime's, reached through kiln/rt/kernel_abi.h; the parameters come from the functions
+// the C++ emitters use (codegen/cpp/emitters), so the two backends cannot drift apart.
+struct OpLowering {
+  std::string (*unsupported)(const ir::Node& node);
+  void (*lower)(Lowerer& l, const ir::Node& node);
+};
+
+const std::map<std::string, OpLowering, std::less<>>& lowerings();
+
+// The pieces of the run function while its nodes are lowered.
+class Lowerer {
+  llvm::Module& m_;  // first: the builder below is made from its context
+  llvm::LLVMContext& c_;
+
+ public:
+  Lowerer(llvm::Module& m, llvm::Function* run, const cpp::Plan& plan, cpp::WeightBlob& weights,
+          const cpp::EmitOptions& options)
+      : m_(m), c_(m.getContext()), b(c_), run_(run), plan_(plan), weights_(weights), options_(options) {
+    A_ = run->getArg(0);
+    W_ = run->getArg(1);
+    in_ = run->getArg(2);
+    out_ = run->getArg(3);
+    pool_ = run->getArg(4);
+    prof_ = run->getArg(5);
+  }
+
+  llvm::IRBuilder<> b;
+
+  const cpp::EmitOptions& options() const { return options_; }
+  llvm::Type* ptr_type() { return llvm::PointerType::get(c_, 0); }
+  llvm::Value* i64(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Value* i32(int32_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value* f32(float v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
+  llvm::Value* null() { return llvm::ConstantPointerNull::get(llvm::PointerType::get(c_, 0)); }
+  llvm::Value* pool() { return pool_; }
+  llvm::Value* prof() { return prof_; }
+
+  // Where a value's bytes are in this run.
+  llvm::Value* at(const Location& l) {
+    switch (l.kind) {
+      case Location::Input:
+        return b.CreateLoad(ptr_type(), b.CreateConstGEP1_64(ptr_type(), in_, l.index));
+      case Location::Output:
+        return b.CreateLoad(ptr_type(), b.CreateConstGEP1_64(ptr_type(), out_, l.index));
+      case Location::Weight:
+        return b.CreateConstGEP1_64(b.getInt8Ty(), W_, l.offset);
+      case Location::Arena:
+        return b.CreateConstGEP1_64(b.getInt8Ty(), A_, l.offset);
+      case Location::Widened:
+        break;
+    }
+    fail("the LLVM backend reads fp32 weights only");
+  }
+  llvm::Value* value(const ir::Value* v) {
+    auto it = plan_.locations.find(v);
+    if (it == plan_.locations.end()) fail("value '{}' has no storage", v->name());
+    return at(it->second);
+  }
+  llvm::Value* in(const ir::Node& n, size_t i) { return n.has_input(i) ? value(n.input(i)) : null(); }
+  llvm::Value* out(const ir::Node& n, size_t i) { return value(n.output(i)); }
+  llvm::Value* scratch(const ir::Node& n) {
+    auto it = plan_.scratch.find(&n);
+    return it == plan_.scratch.end() ? null() : b.CreateConstGEP1_64(b.getInt8Ty(), A_, it->second);
+  }
+  // Floats computed now (packed weights), appended to the weights as the C++ backend does.
+  llvm::Value* weight_floats(const std::vector<float>& values) {
+    return at(weights_.add_floats(values.data(), values.size()));
+  }
+  // A private constant int64_t array (a parameter struct's fields).
+  llvm::Value* i64_array(const std::vector<int64_t>& values) {
+    auto it = arrays_.find(values);
+    if (it != arrays_.end()) return it->second;
+    std::vector<uint64_t> u(values.begin(), values.end());
+    if (u.empty()) u.push_back(0);
+    llvm::Constant* data = llvm::ConstantDataArray::get(c_, u);
+    auto* g = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "kiln.params");
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return arrays_[values] = g;
+  }
+
+  // Calls the runtime's `fn`, declared from the arguments' types.
+  llvm::Value* call(const char* fn, llvm::Type* ret, const std::vector<llvm::Value*>& args) {
+    std::vector<llvm::Type*> types;
+    for (llvm::Value* a : args) types.push_back(a->getType());
+    llvm::FunctionCallee callee = m_.getOrInsertFunction(fn, llvm::FunctionType::get(ret, types, false));
+    return b.CreateCall(callee, args);
+  }
+  void call(const char* fn, const std::vector<llvm::Value*>& args) { call(fn, b.getVoidTy(), args); }
+
+  // The epilogue function (kiln::rt::Epilogue::fn) applying `node`'s fused activation to each
+  // element: Relu as x > 0 ? x : 0 (ir/ops/elementwise_ops.def); none leaves the block as it is.
+  llvm::Function* epilogue(const std::string& activation) {
+    auto it = epilogues_.find(activation);
+    if (it != epilogues_.end()) return it->second;
+    llvm::Type* p = ptr_type();
+    auto* type = llvm::FunctionType::get(b.getVoidTy(), {p, p, b.getInt64Ty(), b.getInt64Ty()}, false);
+    auto* f = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
+                                     fmt::format("kiln_ep{}", epilogues_.size()), m_);
+    f->setUWTableKind(llvm::UWTableKind::Async);
+    llvm::IRBuilder<> e(c_);
+    auto* entry = llvm::BasicBlock::Create(c_, "entry", f);
+    e.SetInsertPoint(entry);
+    if (activation == "none") {
+      e.CreateRetVoid();
+      return epilogues_[activation] = f;
+    }
+    llvm::Value *y = f->getArg(1), *n = f->getArg(3);
+    auto* loop = llvm::BasicBlock::Create(c_, "loop", f);
+    auto* done = llvm::BasicBlock::Create(c_, "done", f);
+    e.CreateCondBr(e.CreateICmpSGT(n, e.getInt64(0)), loop, done);
+    e.SetInsertPoint(loop);
+    llvm::PHINode* i = e.CreatePHI(e.getInt64Ty(), 2);
+    i->addIncoming(e.getInt64(0), entry);
+    llvm::Value* addr = e.CreateGEP(e.getFloatTy(), y, i);
+    llvm::Value* x = e.CreateLoad(e.getFloatTy(), addr);
+    llvm::Value* zero = llvm::ConstantFP::get(e.getFloatTy(), 0.0);
+    e.CreateStore(e.CreateSelect(e.CreateFCmpOGT(x, zero), x, zero), addr);
+    llvm::Value* next = e.CreateAdd(i, e.getInt64(1), "", true, true);
+    i->addIncoming(next, loop);
+    e.CreateCondBr(e.CreateICmpSLT(next, n), loop, done);
+    e.SetInsertPoint(done);
+    e.CreateRetVoid();
+    return epilogues_[activation] = f;
+  }
+
+ private:
+  llvm::Function* run_;
+  const cpp::Plan& plan_;
+  cpp::WeightBlob& weights_;
+  cpp::EmitOptions options_;
+  llvm::Value *A_, *W_, *in_, *out_, *pool_, *prof_;
+  std::map<std::vector<int64_t>, llvm::Value*> arrays_;
+  std::map<std::string, llvm::Function*> epilogues_;
+};
+
+// ---- the ops ----
+
+std::string f32_only(const ir::Node& node) { return cpp::require_f32(node); }
+
+void lower_reorder(Lowerer& l, const ir::Node& node, bool to_blocked) {
+  const std::vector<int64_t> s = cpp::dims_of(node.input(0));
+  const int64_t c = to_blocked ? s[1] : s[1] * s[4];
+  l.call(to_blocked ? "kiln_abi_nchw_to_nchwc_f32" : "kiln_abi_nchwc_to_nchw_f32",
+         {l.i64(s[0]), l.i64(c), l.i64(s[2] * s[3]), l.in(node, 0), l.out(node, 0), l.pool()});
+}
+
+std::string unsupported_conv_nchwc(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  if (!cpp::is_f32_constant(node.input(1)) || (node.has_input(2) && !cpp::is_f32_constant(node.input(2))))
+    return "compiled kiln.ConvNchwc needs constant f32 weights and bias";
+  if (!cpp::nchwc_conv_params(node) || !ir::store_activation(ir::fused_activation(node)))
+    return "compiled kiln.ConvNchwc runs convolutions without dilation, group 1, on blocks of 16 channels, with "
+           "the activations none, Relu or Clip";
+  return "";
+}
+
+void lower_conv_nchwc(Lowerer& l, const ir::Node& node) {
+  const kiln::rt::ConvNchwcParams p = *cpp::nchwc_conv_params(node);
+  std::vector<float> packed(kiln::rt::conv_nchwc_packed_floats(p));
+  kiln::rt::conv_nchwc_pack_weights(p, node.input(1)->constant().data<float>(), packed.data());
+  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node));
+  llvm::Value* params = l.i64_array({p.N, p.C, p.H, p.W, p.M, p.KH, p.KW, p.OH, p.OW, p.stride_h, p.stride_w,
+                                     p.pad_top, p.pad_left, p.x_nchw ? 1 : 0});
+  l.call("kiln_abi_conv_nchwc_f32", {params, l.in(node, 0), l.weight_floats(packed), l.in(node, 2), l.in(node, 3),
+                                     l.i32(static_cast<int32_t>(a.kind)), l.f32(a.lo), l.f32(a.hi), l.out(node, 0),
+                                     l.pool()});
+}
+
+std::string unsupported_maxpool_nchwc(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  if (node.ints("kernel_shape").size() != 2) return "compiled kiln.MaxPoolNchwc pools over 2-D windows";
+  return "";
+}
+
+void lower_maxpool_nchwc(Lowerer& l, const ir::Node& node) {
+  l.call("kiln_abi_maxpool_nchwc_f32",
+         {l.i64_array(cpp::nchwc_pool_fields(node)), l.in(node, 0), l.out(node, 0), l.pool()});
+}
+
+// Conv and kiln.FusedConv: Winograd or the packed im2col GEMM, as emit_conv2d picks, with the
+// fused activation Relu or none and no residual.
+std::string unsupported_conv2d(const ir::Node& node) {
+  if (std::string r = cpp::unsupported_conv2d(node); !r.empty()) return r;
+  if (node.op() == "kiln.FusedConv") {
+    if (node.has_input(3)) return "the LLVM backend does not fuse a residual into a convolution yet";
+    const std::string act = ir::fused_activation(node).op;
+    if (act != "none" && act != "Relu") return fmt::format("the LLVM backend fuses Relu only, not {}", act);
+  }
+  const kiln::rt::Conv2dParams p = cpp::conv2d_params(node);
+  if (p.group != 1) return "the LLVM backend runs grouped and depthwise convolutions through the C++ backend only";
+  return "";
+}
+
+void lower_conv2d(Lowerer& l, const ir::Node& node) {
+  const kiln::rt::Conv2dParams p = cpp::conv2d_params(node);
+  const std::string act = node.op() == "kiln.FusedConv" ? ir::fused_activation(node).op : "none";
+  llvm::Value* params = l.i64_array(cpp::conv_fields(p));
+  // The epilogue as the C++ backend declares it (codegen/cpp/emitters/fused.cpp): no residual,
+  // no bias row, so Relu is also promised through fn_is_relu; a plain Conv has none.
+  llvm::Value* fn = node.op() == "kiln.FusedConv" ? static_cast<llvm::Value*>(l.epilogue(act)) : l.null();
+  const bool relu = act == "Relu";
+  const std::vector<llvm::Value*> ep = {fn, l.null(), l.i32(0), l.f32(0.f), l.f32(0.f), l.null(), l.i32(relu ? 1 : 0)};
+  const float* w = node.input(1)->constant().data<float>();
+  if (int tile = cpp::conv2d_winograd_tile(node, l.options())) {
+    std::vector<float> packed(kiln::rt::winograd_packed_weight_floats(p, tile));
+    kiln::rt::winograd_pack_weights(p, tile, w, packed.data());
+    std::vector<llvm::Value*> args = {params, l.i64(tile), l.in(node, 0), l.weight_floats(packed), l.in(node, 2),
+                                      l.out(node, 0), l.scratch(node)};
+    args.insert(args.end(), ep.begin(), ep.end());
+    args.push_back(l.pool());
+    l.call("kiln_abi_winograd_conv2d_f32", args);
+    return;
+  }
+  llvm::Value* weights;
+  bool packed_w = cpp::conv2d_packs_weights(node, 1);
+  if (packed_w) {
+    std::vector<float> packed(kiln::rt::conv2d_packed_weight_floats(p));
+    kiln::rt::conv2d_pack_weights(p, w, packed.data());
+    weights = l.weight_floats(packed);
+  } else {
+    weights = l.in(node, 1);
+  }
+  std::vector<llvm::Value*> args = {params, l.in(node, 0), weights, l.i32(packed_w ? 1 : 0), l.in(node, 2),
+                                    l.out(node, 0), l.scratch(node)};
+  args.insert(args.end(), ep.begin(), ep.end());
+  args.push_back(l.pool());
+  l.call("kiln_abi_conv2d_f32_prepacked", args);
+}
+
+std::string unsupported_global_avg(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  return node.input(0)->shape().rank() < 3 ? "GlobalAveragePool needs an input of rank 3 or more" : "";
+}
+
+void lower_global_avg(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> x = cpp::dims_of(node.input(0));
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.size(); ++i) spatial *= x[i];
+  l.call("kiln_abi_global_avgpool_f32", {l.i64(x[0] * x[1]), l.i64(spatial), l.in(node, 0), l.out(node, 0), l.pool()});
+}
+
+std::string unsupported_gemm(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  if (node.input(0)->shape().rank() != 2 || node.input(1)->shape().rank() != 2) return "Gemm takes matrices";
+  return "";
+}
+
+// As emit_gemm (codegen/cpp/emitters/emitter_util.cpp): C broadcast into Y, then
+// Y = alpha A B + beta Y, B packed now when constant.
+void lower_gemm(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> a = cpp::dims_of(node.input(0)), b = cpp::dims_of(node.input(1));
+  const bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
+  const int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
+  const float beta = node.f("beta");
+  const bool has_c = node.has_input(2) && beta != 0.0f;
+  if (has_c) {
+    const std::vector<int64_t> dims = {M, N};
+    l.call("kiln_abi_strided_copy_bytes",
+           {l.i64(4), l.i64(2), l.i64_array(dims), l.in(node, 2),
+            l.i64_array(ir::broadcast_strides(cpp::dims_of(node.input(2)), dims)), l.i64(0), l.out(node, 0)});
+  }
+  llvm::Value* bp;
+  int64_t ldb = tb ? K : N;
+  bool packed = cpp::is_f32_constant(node.input(1));
+  if (packed) {
+    std::vector<float> w(kiln::rt::gemm_f32_packed_b_floats(K, N));
+    kiln::rt::gemm_f32_pack_b(tb, K, N, node.input(1)->constant().data<float>(), tb ? K : N, w.data());
+    bp = l.weight_floats(w);
+    ldb = 0;
+  } else {
+    bp = l.in(node, 1);
+  }
+  const bool b_trans = packed ? false : tb;
+  l.call("kiln_abi_gemm_f32", {l.i64_array({M, N, K, ta ? M : K, ta ? 1 : 0, ldb, b_trans ? 1 : 0, packed ? 1 : 0, N}),
+                               l.f32(node.f("alpha")), l.in(node, 0), bp, l.f32(has_c ? beta : 0.0f), l.out(node, 0),
+                               l.pool()});
+}
+
+const std::map<std::string, OpLowering, std::less<>>& lowerings() {
+  static const std::map<std::string, OpLowering, std::less<>> table = {
+      {"kiln.ToNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, true); }}},
+      {"kiln.FromNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, false); }}},
+      {"kiln.ConvNchwc", {unsupported_conv_nchwc, lower_conv_nchwc}},
+      {"kiln.MaxPoolNchwc", {unsupported_maxpool_nchwc, lower_maxpool_nchwc}},
+      {"Conv", {unsupported_conv2d, lower_conv2d}},
+      {"kiln.FusedConv", {unsupported_conv2d, lower_conv2d}},
+      {"GlobalAveragePool", {unsupported_global_avg, lower_global_avg}},
+      {"Gemm", {unsupported_gemm, lower_gemm}},
+  };
+  return table;
+}
+
+// ---- the module ----
+
+void initialize_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> target_machine(const LlvmOptions& options) {
+  initialize_llvm();
+  const std::string triple = llvm::Triple::normalize(options.triple);
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) fail("the LLVM backend cannot build for {}: {}", options.triple, error);
+  const bool x86 = llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
+  std::string cpu = x86 ? "x86-64" : "generic", features;
+  if (options.cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures f;
+    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) f.AddFeature(name, on);
+    features = f.getString();
+  } else if (options.cpu != "generic" && !options.cpu.empty()) {
+    cpu = options.cpu;  // x86-64-v2, x86-64-v3: LLVM's names for the same levels
+  }
+  llvm::TargetOptions to;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_,
+                                                                      std::nullopt, llvm::CodeGenOptLevel::Default));
+  if (!tm) fail("the LLVM backend cannot build for {} (cpu {})", options.triple, cpu);
+  return tm;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  mpm.run(m, mam);
+}
+
+void emit(llvm::Module& m, llvm::TargetMachine& tm, const std::filesystem::path& object) {
+  std::string error;
+  llvm::raw_string_ostream es(error);
+  if (llvm::verifyModule(m, &es)) fail("the LLVM backend made an invalid module: {}", error);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(object.string(), ec, llvm::sys::fs::OF_None);
+  if (ec) fail("{}: cannot write: {}", object.string(), ec.message());
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    fail("the LLVM backend cannot write objects for {}", m.getTargetTriple());
+  pm.run(m);
+  out.close();
+  if (out.has_error()) fail("{}: cannot write: {}", object.string(), out.error().message());
+}
+
+// Module-level constants of the C API's table.
+class Table {
+ public:
+  explicit Table(llvm::Module& m) : m_(m), c_(m.getContext()) {}
+  llvm::Constant* str(const std::string& s) {
+    llvm::Constant* data = llvm::ConstantDataArray::getString(c_, s, true);
+    auto* g = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "kiln.str");
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return g;
+  }
+  llvm::Constant* i64s(const std::vector<int64_t>& v) {
+    std::vector<uint64_t> u(v.begin(), v.end());
+    if (u.empty()) u.push_back(0);
+    llvm::Constant* data = llvm::ConstantDataArray::get(c_, u);
+    return new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "kiln.ints");
+  }
+  llvm::Constant* strs(const std::vector<std::string>& v) {
+    std::vector<llvm::Constant*> items;
+    for (const std::string& s : v) items.push_back(str(s));
+    items.push_back(llvm::ConstantPointerNull::get(ptr()));
+    auto* type = llvm::ArrayType::get(ptr(), items.size());
+    return new llvm::GlobalVariable(m_, type, true, llvm::GlobalValue::PrivateLinkage,
+                                    llvm::ConstantArray::get(type, items), "kiln.strs");
+  }
+  llvm::PointerType* ptr() { return llvm::PointerType::get(c_, 0); }
+  llvm::Constant* u64(uint64_t v) { return llvm::ConstantInt::get(llvm::Type::getInt64Ty(c_), v); }
+
+ private:
+  llvm::Module& m_;
+  llvm::LLVMContext& c_;
+};
+
+// The C API: NAME_x(args) returns kiln_host_x(&desc, args). Types: p pointer, l 64-bit
+// (size_t), i int, v void; the first letter is the return type.
+struct ApiFunction {
+  const char* suffix;
+  const char* types;
+};
+constexpr ApiFunction kApi[] = {
+    {"create", "pp"},          {"run", "ippp"},            {"run_checked", "ipplpl"}, {"set_input_shape", "iplip"},
+    {"input_shape", "ppl"},    {"output_shape", "ppl"},    {"error", "pp"},           {"destroy", "vp"},
+    {"num_inputs", "l"},       {"num_outputs", "l"},       {"input_name", "pl"},      {"input_dtype", "il"},
+    {"input_rank", "il"},      {"input_dims", "pl"},       {"input_min_dims", "pl"},  {"input_dim_steps", "pl"},
+    {"output_name", "pl"},     {"output_dtype", "il"},     {"output_rank", "il"},     {"output_dims", "pl"},
+    {"arena_size", "l"},       {"set_profiling", "ipi"},   {"num_nodes", "l"},        {"node_name", "pl"},
+    {"node_op", "pl"},         {"node_time", "iplpp"},
+};
+
+llvm::Type* api_type(llvm::LLVMContext& c, char t) {
+  switch (t) {
+    case 'p':
+      return llvm::PointerType::get(c, 0);
+    case 'l':
+      return llvm::Type::getInt64Ty(c);
+    case 'i':
+      return llvm::Type::getInt32Ty(c);
+    default:
+      return llvm::Type::getVoidTy(c);
+  }
+}
+
+void add_api(llvm::Module& m, llvm::GlobalVariable* desc, const std::string& name) {
+  llvm::LLVMContext& c = m.getContext();
+  for (const ApiFunction& f : kApi) {
+    const std::string types = f.types;
+    std::vector<llvm::Type*> params;
+    for (size_t k = 1; k < types.size(); ++k) params.push_back(api_type(c, types[k]));
+    llvm::Type* ret = api_type(c, types[0]);
+    auto* type = llvm::FunctionType::get(ret, params, false);
+    auto* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name + "_" + f.suffix, m);
+    fn->setUWTableKind(llvm::UWTableKind::Async);
+    std::vector<llvm::Type*> host_params = {llvm::PointerType::get(c, 0)};
+    host_params.insert(host_params.end(), params.begin(), params.end());
+    llvm::FunctionCallee host = m.getOrInsertFunction(std::string("kiln_host_") + f.suffix,
+                                                      llvm::FunctionType::get(ret, host_params, false));
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
+    std::vector<llvm::Value*> args = {desc};
+    for (llvm::Argument& a : fn->args()) args.push_back(&a);
+    llvm::Value* r = b.CreateCall(host, args);
+    if (ret->isVoidTy())
+      b.CreateRetVoid();
+    else
+      b.CreateRet(r);
+  }
+}
+
+std::string node_problem(const ir::Node& n) {
+  auto it = lowerings().find(n.op());
+  if (it == lowerings().end()) {
+    const cpp::Emitter* e = cpp::emitters().find(n.op());
+    if (e && e->alias_input >= 0) return "";  // a view or a copy: no kernel
+    return fmt::format("node '{}' ({}): no LLVM lowering yet (the C++ backend compiles it)", n.name(), n.op());
+  }
+  if (std::string r = it->second.unsupported(n); !r.empty()) return fmt::format("node '{}' ({}): {}", n.name(), n.op(), r);
+  return "";
+}
+
+}  // namespace
+
+bool available() { return true; }
+
+std::vector<std::string> unsupported(const ir::Graph& graph) {
+  std::vector<std::string> problems;
+  if (!graph.dim_ranges().empty()) problems.push_back("symbolic dims (--dim NAME=MIN..MAX): the LLVM backend compiles static shapes");
+  for (const auto& n : graph.nodes()) {
+    for (const ir::Value* v : n->outputs())
+      if (v && !v->shape().is_static()) {
+        problems.push_back(fmt::format("value '{}' has a symbolic shape: the LLVM backend compiles static shapes", v->name()));
+        break;
+      }
+    if (std::string p = node_problem(*n); !p.empty()) problems.push_back(p);
+  }
+  return problems;
+}
+
+LlvmModel write_object(const ir::Graph& graph, const LlvmOptions& options, const std::filesystem::path& object) {
+  if (std::vector<std::string> p = unsupported(graph); !p.empty())
+    fail("the LLVM backend cannot compile this model:\n  {}", fmt::join(p, "\n  "));
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(options);
+  llvm::LLVMContext c;
+  llvm::Module m(options.name, c);
+  m.setTargetTriple(tm->getTargetTriple().str());
+  m.setDataLayout(tm->createDataLayout());
+  m.setPICLevel(llvm::PICLevel::BigPIC);
+  llvm::PointerType* p = llvm::PointerType::get(c, 0);
+
+  cpp::WeightBlob weights(passes::Precision::FP32);
+  const cpp::Plan plan = cpp::plan_graph(graph, weights, options.emit, {});
+
+  // int32_t run(A, W, in, out, pool, prof)
+  auto* run_type = llvm::FunctionType::get(llvm::Type::getInt32Ty(c), {p, p, p, p, p, p}, false);
+  auto* run = llvm::Function::Create(run_type, llvm::GlobalValue::InternalLinkage, "kiln_run_graph", m);
+  run->setUWTableKind(llvm::UWTableKind::Async);
+  Lowerer l(m, run, plan, weights, options.emit);
+  l.b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", run));
+  llvm::Value* run_start = l.call("kiln_abi_now_ns", l.b.getInt64Ty(), {});
+  std::vector<std::string> node_names, node_ops;
+  for (const auto& n : graph.nodes()) {
+    const cpp::Lowering how = plan.lowering.at(n.get());
+    if (how == cpp::Lowering::Alias) continue;
+    llvm::Value* t0 = l.call("kiln_abi_node_begin", l.b.getInt64Ty(), {l.prof()});
+    if (how == cpp::Lowering::Copy)
+      l.b.CreateMemCpy(l.out(*n, 0), llvm::MaybeAlign(), l.in(*n, 0), llvm::MaybeAlign(),
+                       cpp::max_value_bytes(n->output(0)));
+    else
+      lowerings().find(n->op())->second.lower(l, *n);
+    l.call("kiln_abi_node_end", {l.prof(), l.i64(static_cast<int64_t>(node_names.size())), run_start, t0});
+    node_names.push_back(n->name());
+    node_ops.push_back(n->op());
+  }
+  for (const auto& [j, v] : plan.final_copies)
+    l.b.CreateMemCpy(l.at({Location::Output, j, 0}), llvm::MaybeAlign(), l.value(v), llvm::MaybeAlign(),
+                     cpp::max_value_bytes(v));
+  l.b.CreateRet(l.b.getInt32(0));
+
+  // The weights, final now that the nodes have packed theirs: one read-only, 64-byte aligned
+  // section in the object, or NAME.weights beside it.
+  weights.pad_if_empty();
+  LlvmModel result;
+  result.plan = plan.memory;
+  result.nodes = node_names.size();
+  Table t(m);
+  llvm::Constant* weights_ptr = llvm::ConstantPointerNull::get(p);
+  if (!options.external_weights) {
+    const std::string& bytes = weights.bytes();
+    llvm::Constant* data = llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(c));
+    auto* g = new llvm::GlobalVariable(m, data->getType(), true, llvm::GlobalValue::InternalLinkage, data,
+                                       "kiln_" + options.name + "_weights");
+    g->setAlignment(llvm::Align(64));
+    g->setSection(".rodata.kiln_" + options.name + "_weights");
+    weights_ptr = g;
+  }
+
+  std::vector<std::string> io_names;
+  std::vector<int64_t> io_dtypes, io_at = {0}, io_dims;
+  for (const auto* list : {&graph.inputs(), &graph.outputs()})
+    for (const ir::Value* v : *list) {
+      io_names.push_back(v->name());
+      io_dtypes.push_back(static_cast<int64_t>(v->dtype()));
+      for (int64_t d : v->shape().values()) io_dims.push_back(d);
+      io_at.push_back(static_cast<int64_t>(io_dims.size()));
+    }
+  std::vector<llvm::Constant*> fields = {
+      t.u64(KILN_MODEL_DESC_ABI), t.str(options.name), t.u64(plan.memory.arena_size), t.u64(weights.bytes().size()),
+      weights_ptr, t.u64(node_names.size()), t.strs(node_names), t.strs(node_ops), t.u64(graph.inputs().size()),
+      t.u64(graph.outputs().size()), t.strs(io_names), t.i64s(io_dtypes), t.i64s(io_at), t.i64s(io_dims),
+      t.i64s(std::vector<int64_t>(io_dims.size() + 1, 1)), run, t.str(options.build_info)};
+  std::vector<llvm::Type*> field_types;
+  for (llvm::Constant* f : fields) field_types.push_back(f->getType()->isPointerTy() ? static_cast<llvm::Type*>(p) : f->getType());
+  auto* desc_type = llvm::StructType::get(c, field_types);
+  auto* desc = new llvm::GlobalVariable(m, desc_type, true, llvm::GlobalValue::InternalLinkage,
+                                        llvm::ConstantStruct::get(desc_type, fields), "kiln_" + options.name + "_desc");
+  // The executable's main (write_main_object) finds the table by this name.
+  auto* desc_ref = new llvm::GlobalVariable(m, p, true, llvm::GlobalValue::ExternalLinkage, desc,
+                                            "kiln_" + options.name + "_model");
+  desc_ref->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  add_api(m, desc, options.name);
+
+  optimize(m, *tm);
+  emit(m, *tm, object);
+  result.weights = weights.take_bytes();
+  return result;
+}
+
+void write_main_object(const LlvmOptions& options, const std::filesystem::path& object) {
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(options);
+  llvm::LLVMContext c;
+  llvm::Module m("main", c);
+  m.setTargetTriple(tm->getTargetTriple().str());
+  m.setDataLayout(tm->createDataLayout());
+  m.setPICLevel(llvm::PICLevel::BigPIC);
+  llvm::PointerType* p = llvm::PointerType::get(c, 0);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  auto* model = new llvm::GlobalVariable(m, p, true, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                         "kiln_" + options.name + "_model");
+  model->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  auto* main = llvm::Function::Create(llvm::FunctionType::get(i32, {i32, p}, false), llvm::GlobalValue::ExternalLinkage,
+                                      "main", m);
+  main->setUWTableKind(llvm::UWTableKind::Async);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", main));
+  llvm::FunctionCallee exe_main = m.getOrInsertFunction("kiln_host_exe_main", llvm::FunctionType::get(i32, {p, i32, p}, false));
+  b.CreateRet(b.CreateCall(exe_main, {b.CreateLoad(p, model), main->getArg(0), main->getArg(1)}));
+  emit(m, *tm, object);
+}
+
+}  // namespace kiln::codegen::llvm_ir

@@ -1,0 +1,93 @@
+// C entry points of the runtime's kernels (kiln/rt/kernel_abi.h).
+#include "kiln/rt/kernel_abi.h"
+
+#include "kiln/rt/conv.h"
+#include "kiln/rt/conv_nchwc.h"
+#include "kiln/rt/depthwise.h"
+#include "kiln/rt/epilogue.h"
+#include "kiln/rt/gemm.h"
+#include "kiln/rt/layout.h"
+#include "kiln/rt/pool.h"
+#include "kiln/rt/profile.h"
+#include "kiln/rt/thread_pool.h"
+#include "kiln/rt/winograd.h"
+
+namespace {
+
+kiln::rt::ThreadPool* pool_of(void* pool) { return static_cast<kiln::rt::ThreadPool*>(pool); }
+
+kiln::rt::Conv2dParams conv2d_params(const int64_t* p) {
+  return kiln::rt::Conv2dParams{p[0], p[1], p[2],  p[3],  p[4],  p[5],  p[6],  p[7],
+                                p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]};
+}
+
+}  // namespace
+
+extern "C" {
+
+uint64_t kiln_abi_now_ns(void) { return kiln::rt::now_ns(); }
+
+uint64_t kiln_abi_node_begin(void* prof) { return kiln::rt::node_begin(static_cast<kiln::rt::NodeTime*>(prof)); }
+
+void kiln_abi_node_end(void* prof, uint64_t node, uint64_t run_start, uint64_t begin) {
+  kiln::rt::node_end(static_cast<kiln::rt::NodeTime*>(prof), static_cast<size_t>(node), run_start, begin);
+}
+
+void kiln_abi_nchw_to_nchwc_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* y, void* pool) {
+  kiln::rt::nchw_to_nchwc_f32(N, C, HW, x, y, pool_of(pool));
+}
+
+void kiln_abi_nchwc_to_nchw_f32(int64_t N, int64_t C, int64_t HW, const float* x, float* y, void* pool) {
+  kiln::rt::nchwc_to_nchw_f32(N, C, HW, x, y, pool_of(pool));
+}
+
+void kiln_abi_conv_nchwc_f32(const int64_t* p, const float* x, const float* packed_w, const float* bias,
+                             const float* z, int32_t act_kind, float act_lo, float act_hi, float* y, void* pool) {
+  const kiln::rt::ConvNchwcParams params{p[0], p[1], p[2],  p[3],  p[4],  p[5],  p[6],
+                                         p[7], p[8], p[9], p[10], p[11], p[12], p[13] != 0};
+  const kiln::rt::StoreActivation act{static_cast<kiln::rt::StoreActivation::Kind>(act_kind), act_lo, act_hi};
+  kiln::rt::conv_nchwc_f32(params, x, packed_w, bias, z, act, y, pool_of(pool));
+}
+
+void kiln_abi_maxpool_nchwc_f32(const int64_t* p, const float* x, float* y, void* pool) {
+  const kiln::rt::Pool2dParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13]};
+  kiln::rt::maxpool_nchwc_f32(params, x, y, pool_of(pool));
+}
+
+void kiln_abi_winograd_conv2d_f32(const int64_t* p, int64_t tile, const float* x, const float* w_packed,
+                                  const float* bias, float* y, float* scratch,
+                                  void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
+                                  int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual,
+                                  int32_t ep_is_relu, void* pool) {
+  const kiln::rt::Epilogue ep{ep_fn, ep_ctx, ep_is_clamp != 0, ep_lo, ep_hi, ep_residual, ep_is_relu != 0};
+  kiln::rt::winograd_conv2d_f32(conv2d_params(p), static_cast<int>(tile), x, w_packed, bias, y, scratch, ep,
+                                pool_of(pool));
+}
+
+void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float* w, int32_t w_packed,
+                                   const float* bias, float* y, float* scratch,
+                                   void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
+                                   int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual,
+                                   int32_t ep_is_relu, void* pool) {
+  const kiln::rt::Epilogue ep{ep_fn, ep_ctx, ep_is_clamp != 0, ep_lo, ep_hi, ep_residual, ep_is_relu != 0};
+  kiln::rt::conv2d_f32_prepacked(conv2d_params(p), x, w, w_packed != 0, bias, y, scratch, ep, pool_of(pool));
+}
+
+void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool) {
+  kiln::rt::global_avgpool_f32(NC, spatial, x, y, pool_of(pool));
+}
+
+void kiln_abi_gemm_f32(const int64_t* g, float alpha, const float* a, const float* b, float beta, float* c,
+                       void* pool) {
+  kiln::rt::gemm_f32_ex(g[0], g[1], g[2], alpha, kiln::rt::GemmOperand{a, g[3], g[4] != 0, false},
+                        kiln::rt::GemmOperand{b, g[5], g[6] != 0, g[7] != 0}, beta, c, g[8], nullptr,
+                        kiln::rt::Epilogue{}, 0, pool_of(pool));
+}
+
+void kiln_abi_strided_copy_bytes(int64_t elem_size, int64_t rank, const int64_t* out_dims, const void* src,
+                                 const int64_t* src_strides, int64_t src_offset, void* dst) {
+  kiln::rt::strided_copy_bytes(static_cast<size_t>(elem_size), static_cast<int>(rank), out_dims, src, src_strides,
+                               src_offset, dst);
+}
+
+}  // extern "C"
