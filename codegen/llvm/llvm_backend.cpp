@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -28,9 +29,12 @@
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "codegen/cpp/graph_plan.h"
 #include "codegen/cpp/weight_blob.h"
+#include "codegen/cpp/emitters/pool.h"
+#include "codegen/llvm/scalar_ir.h"
 #include "ir/error.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
+#include "ir/op_registry.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_nchwc.h"
 #include "kiln/rt/gemm.h"
@@ -135,41 +139,142 @@ class Lowerer {
   }
   void call(const char* fn, const std::vector<llvm::Value*>& args) { call(fn, b.getVoidTy(), args); }
 
-  // The epilogue function (kiln::rt::Epilogue::fn) applying `node`'s fused activation to each
-  // element: Relu as x > 0 ? x : 0 (ir/ops/elementwise_ops.def); none leaves the block as it is.
-  llvm::Function* epilogue(const std::string& activation) {
-    auto it = epilogues_.find(activation);
-    if (it != epilogues_.end()) return it->second;
+  // kiln::rt::Epilogue's fields (fn, ctx, fn_is_clamp, clamp_lo, clamp_hi, residual, fn_is_relu)
+  // for `node` as emit_epilogue declares them (codegen/cpp/emitters/fused.cpp): the function adds
+  // the residual Z (input z_index) and the bias row of `row` elements (input bias_index), then
+  // applies the fused activation; a residual add, Clip or Relu is also promised through the
+  // flags, which kernels may apply in registers.
+  std::vector<llvm::Value*> epilogue(const ir::Node& node, size_t z_index, size_t bias_index = SIZE_MAX,
+                                     int64_t row = 0) {
+    const bool has_z = node.has_input(z_index), has_bias = bias_index != SIZE_MAX && node.has_input(bias_index);
     llvm::Type* p = ptr_type();
-    auto* type = llvm::FunctionType::get(b.getVoidTy(), {p, p, b.getInt64Ty(), b.getInt64Ty()}, false);
-    auto* f = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
-                                     fmt::format("kiln_ep{}", epilogues_.size()), m_);
-    f->setUWTableKind(llvm::UWTableKind::Async);
-    llvm::IRBuilder<> e(c_);
-    auto* entry = llvm::BasicBlock::Create(c_, "entry", f);
-    e.SetInsertPoint(entry);
-    if (activation == "none") {
-      e.CreateRetVoid();
-      return epilogues_[activation] = f;
+    llvm::AllocaInst* refs = b.CreateAlloca(llvm::ArrayType::get(p, 2));
+    b.CreateStore(has_z ? in(node, z_index) : null(), b.CreateConstGEP2_32(refs->getAllocatedType(), refs, 0, 0));
+    b.CreateStore(has_bias ? in(node, bias_index) : null(), b.CreateConstGEP2_32(refs->getAllocatedType(), refs, 0, 1));
+    const ir::FusedActivation act = ir::fused_activation(node);
+    const bool is_clip = act.op == "Clip" && act.clip_min <= act.clip_max, is_relu = act.op == "Relu";
+    std::vector<llvm::Value*> fields = {epilogue_function(act, has_z, has_bias, row), refs, i32(0), f32(0.f), f32(0.f),
+                                        null(), i32(0)};
+    if (!has_bias && (is_clip || is_relu || (act.op == "none" && has_z))) {
+      fields[2] = i32(is_clip ? 1 : 0);
+      fields[3] = f32(is_clip ? act.clip_min : 0.f);
+      fields[4] = f32(is_clip ? act.clip_max : 0.f);
+      fields[5] = has_z ? in(node, z_index) : null();
+      fields[6] = i32(is_relu ? 1 : 0);
     }
-    llvm::Value *y = f->getArg(1), *n = f->getArg(3);
-    auto* loop = llvm::BasicBlock::Create(c_, "loop", f);
-    auto* done = llvm::BasicBlock::Create(c_, "done", f);
+    return fields;
+  }
+
+  // A function of its own (the run function stays one straight block): `build` fills its body.
+  llvm::Function* helper(const std::string& prefix, llvm::Type* ret, const std::vector<llvm::Type*>& params) {
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(ret, params, false), llvm::GlobalValue::InternalLinkage,
+                                     fmt::format("{}{}", prefix, helpers_++), m_);
+    f->setUWTableKind(llvm::UWTableKind::Async);
+    return f;
+  }
+
+  // for (i = 0; i < n; ++i) body(i), in `f` at the builder `e`'s block; `e` ends after the loop.
+  static void counted_loop(llvm::IRBuilder<>& e, llvm::Function* f, llvm::Value* n,
+                           const std::function<void(llvm::Value*)>& body) {
+    llvm::LLVMContext& c = e.getContext();
+    llvm::BasicBlock* before = e.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(c, "loop", f);
+    auto* done = llvm::BasicBlock::Create(c, "done", f);
     e.CreateCondBr(e.CreateICmpSGT(n, e.getInt64(0)), loop, done);
     e.SetInsertPoint(loop);
     llvm::PHINode* i = e.CreatePHI(e.getInt64Ty(), 2);
-    i->addIncoming(e.getInt64(0), entry);
-    llvm::Value* addr = e.CreateGEP(e.getFloatTy(), y, i);
-    llvm::Value* x = e.CreateLoad(e.getFloatTy(), addr);
-    llvm::Value* zero = llvm::ConstantFP::get(e.getFloatTy(), 0.0);
-    e.CreateStore(e.CreateSelect(e.CreateFCmpOGT(x, zero), x, zero), addr);
+    i->addIncoming(e.getInt64(0), before);
+    body(i);
     llvm::Value* next = e.CreateAdd(i, e.getInt64(1), "", true, true);
-    i->addIncoming(next, loop);
+    i->addIncoming(next, e.GetInsertBlock());
     e.CreateCondBr(e.CreateICmpSLT(next, n), loop, done);
     e.SetInsertPoint(done);
-    e.CreateRetVoid();
-    return epilogues_[activation] = f;
   }
+
+  // The fused activation of `act` on x (none, Clip, or an op of scalar_ir.h).
+  llvm::Value* activation(llvm::IRBuilder<>& e, const ir::FusedActivation& act, llvm::Value* x) {
+    if (act.op == "none") return x;
+    if (act.op == "Clip")
+      return lower_fused_clip(e, x, llvm::ConstantFP::get(e.getFloatTy(), act.clip_min),
+                              llvm::ConstantFP::get(e.getFloatTy(), act.clip_max));
+    return lower_scalar(e, m_, act.op, act.attrs, {x});
+  }
+
+  // y = x (+ zr) (+ br) then the activation, over the block: Epilogue::fn(c, y, offset, n).
+  llvm::Function* epilogue_function(const ir::FusedActivation& act, bool has_z, bool has_bias, int64_t row) {
+    llvm::Type* p = ptr_type();
+    llvm::Function* f = helper("kiln_ep", b.getVoidTy(), {p, p, b.getInt64Ty(), b.getInt64Ty()});
+    llvm::IRBuilder<> e(llvm::BasicBlock::Create(c_, "entry", f));
+    if (act.op == "none" && !has_z && !has_bias) {  // y[i] = y[i]
+      e.CreateRetVoid();
+      return f;
+    }
+    llvm::Value *refs = f->getArg(0), *y = f->getArg(1), *offset = f->getArg(2), *n = f->getArg(3);
+    llvm::Value *zr = nullptr, *br = nullptr;
+    if (has_z) zr = e.CreateGEP(e.getFloatTy(), e.CreateLoad(p, refs), offset);
+    if (has_bias)
+      br = e.CreateGEP(e.getFloatTy(), e.CreateLoad(p, e.CreateConstGEP1_64(p, refs, 1)),
+                       e.CreateSRem(offset, e.getInt64(static_cast<uint64_t>(row))));
+    counted_loop(e, f, n, [&](llvm::Value* i) {
+      llvm::Value* addr = e.CreateGEP(e.getFloatTy(), y, i);
+      llvm::Value* x = e.CreateLoad(e.getFloatTy(), addr);
+      if (zr) x = e.CreateFAdd(x, e.CreateLoad(e.getFloatTy(), e.CreateGEP(e.getFloatTy(), zr, i)));
+      if (br) x = e.CreateFAdd(x, e.CreateLoad(e.getFloatTy(), e.CreateGEP(e.getFloatTy(), br, i)));
+      e.CreateStore(activation(e, act, x), addr);
+    });
+    e.CreateRetVoid();
+    return f;
+  }
+
+  // y = f(inputs) elementwise over `dims` (row-major; each input read at its strides, 0 where it
+  // broadcasts), in a function of its own whose loops LLVM vectorizes.
+  void elementwise(const std::vector<int64_t>& dims, const std::vector<llvm::Value*>& inputs,
+                   const std::vector<std::vector<int64_t>>& strides, llvm::Value* out,
+                   const std::function<llvm::Value*(llvm::IRBuilder<>&, const std::vector<llvm::Value*>&)>& fn) {
+    // Adjacent dims merge where every input steps through them as one.
+    std::vector<int64_t> d;
+    std::vector<std::vector<int64_t>> st(inputs.size());
+    for (size_t k = 0; k < dims.size(); ++k) {
+      bool merge = !d.empty();
+      for (size_t j = 0; j < inputs.size() && merge; ++j) merge = st[j].back() == strides[j][k] * dims[k];
+      if (merge) {
+        d.back() *= dims[k];
+        for (size_t j = 0; j < inputs.size(); ++j) st[j].back() = strides[j][k];
+      } else {
+        d.push_back(dims[k]);
+        for (size_t j = 0; j < inputs.size(); ++j) st[j].push_back(strides[j][k]);
+      }
+    }
+    if (d.empty()) {
+      d.push_back(1);
+      for (auto& s : st) s.push_back(0);
+    }
+    llvm::Type* p = ptr_type();
+    std::vector<llvm::Type*> params(inputs.size() + 1, p);
+    llvm::Function* f = helper("kiln_elementwise", b.getVoidTy(), params);
+    llvm::IRBuilder<> e(llvm::BasicBlock::Create(c_, "entry", f));
+    std::function<void(size_t, llvm::Value*, std::vector<llvm::Value*>)> level = [&](size_t k, llvm::Value* out_at,
+                                                                                     std::vector<llvm::Value*> at) {
+      counted_loop(e, f, e.getInt64(static_cast<uint64_t>(d[k])), [&](llvm::Value* i) {
+        llvm::Value* o = e.CreateAdd(e.CreateMul(out_at, e.getInt64(static_cast<uint64_t>(d[k]))), i);
+        std::vector<llvm::Value*> next;
+        for (size_t j = 0; j < at.size(); ++j)
+          next.push_back(e.CreateAdd(at[j], e.CreateMul(i, e.getInt64(static_cast<uint64_t>(st[j][k])))));
+        if (k + 1 < d.size()) return level(k + 1, o, next);
+        std::vector<llvm::Value*> values;
+        for (size_t j = 0; j < next.size(); ++j)
+          values.push_back(e.CreateLoad(e.getFloatTy(), e.CreateGEP(e.getFloatTy(), f->getArg(j + 1), next[j])));
+        e.CreateStore(fn(e, values), e.CreateGEP(e.getFloatTy(), f->getArg(0), o));
+      });
+    };
+    level(0, e.getInt64(0), std::vector<llvm::Value*>(inputs.size(), e.getInt64(0)));
+    e.CreateRetVoid();
+    std::vector<llvm::Value*> args = {out};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    b.CreateCall(f, args);
+  }
+
+  llvm::Module& module() { return m_; }
 
  private:
   llvm::Function* run_;
@@ -178,7 +283,7 @@ class Lowerer {
   cpp::EmitOptions options_;
   llvm::Value *A_, *W_, *in_, *out_, *pool_, *prof_;
   std::map<std::vector<int64_t>, llvm::Value*> arrays_;
-  std::map<std::string, llvm::Function*> epilogues_;
+  size_t helpers_ = 0;
 };
 
 // ---- the ops ----
@@ -225,29 +330,30 @@ void lower_maxpool_nchwc(Lowerer& l, const ir::Node& node) {
          {l.i64_array(cpp::nchwc_pool_fields(node)), l.in(node, 0), l.out(node, 0), l.pool()});
 }
 
+// Whether the LLVM backend applies the fused activation of `node`: none, Clip, or an op of
+// scalar_ir.h.
+std::string unsupported_activation(const ir::Node& node) {
+  const std::string act = ir::fused_activation(node).op;
+  if (act == "none" || act == "Clip" || has_scalar_lowering(act)) return "";
+  return fmt::format("no LLVM lowering of the fused activation {} yet", act);
+}
+
 // Conv and kiln.FusedConv: Winograd or the packed im2col GEMM, as emit_conv2d picks, with the
-// fused activation Relu or none and no residual.
+// epilogue of emit_conv (residual Z at input 3, then the activation).
 std::string unsupported_conv2d(const ir::Node& node) {
   if (std::string r = cpp::unsupported_conv2d(node); !r.empty()) return r;
-  if (node.op() == "kiln.FusedConv") {
-    if (node.has_input(3)) return "the LLVM backend does not fuse a residual into a convolution yet";
-    const std::string act = ir::fused_activation(node).op;
-    if (act != "none" && act != "Relu") return fmt::format("the LLVM backend fuses Relu only, not {}", act);
-  }
-  const kiln::rt::Conv2dParams p = cpp::conv2d_params(node);
-  if (p.group != 1) return "the LLVM backend runs grouped and depthwise convolutions through the C++ backend only";
+  if (node.op() == "kiln.FusedConv")
+    if (std::string r = unsupported_activation(node); !r.empty()) return r;
   return "";
 }
 
 void lower_conv2d(Lowerer& l, const ir::Node& node) {
   const kiln::rt::Conv2dParams p = cpp::conv2d_params(node);
-  const std::string act = node.op() == "kiln.FusedConv" ? ir::fused_activation(node).op : "none";
   llvm::Value* params = l.i64_array(cpp::conv_fields(p));
-  // The epilogue as the C++ backend declares it (codegen/cpp/emitters/fused.cpp): no residual,
-  // no bias row, so Relu is also promised through fn_is_relu; a plain Conv has none.
-  llvm::Value* fn = node.op() == "kiln.FusedConv" ? static_cast<llvm::Value*>(l.epilogue(act)) : l.null();
-  const bool relu = act == "Relu";
-  const std::vector<llvm::Value*> ep = {fn, l.null(), l.i32(0), l.f32(0.f), l.f32(0.f), l.null(), l.i32(relu ? 1 : 0)};
+  const std::vector<llvm::Value*> ep =
+      node.op() == "kiln.FusedConv"
+          ? l.epilogue(node, 3)
+          : std::vector<llvm::Value*>{l.null(), l.null(), l.i32(0), l.f32(0.f), l.f32(0.f), l.null(), l.i32(0)};
   const float* w = node.input(1)->constant().data<float>();
   if (int tile = cpp::conv2d_winograd_tile(node, l.options())) {
     std::vector<float> packed(kiln::rt::winograd_packed_weight_floats(p, tile));
@@ -260,7 +366,7 @@ void lower_conv2d(Lowerer& l, const ir::Node& node) {
     return;
   }
   llvm::Value* weights;
-  bool packed_w = cpp::conv2d_packs_weights(node, 1);
+  const bool packed_w = cpp::conv2d_packs_weights(node, 1);
   if (packed_w) {
     std::vector<float> packed(kiln::rt::conv2d_packed_weight_floats(p));
     kiln::rt::conv2d_pack_weights(p, w, packed.data());
@@ -287,15 +393,70 @@ void lower_global_avg(Lowerer& l, const ir::Node& node) {
   l.call("kiln_abi_global_avgpool_f32", {l.i64(x[0] * x[1]), l.i64(spatial), l.in(node, 0), l.out(node, 0), l.pool()});
 }
 
-std::string unsupported_gemm(const ir::Node& node) {
+std::string unsupported_pool(const ir::Node& node) {
   if (std::string r = cpp::require_f32(node); !r.empty()) return r;
-  if (node.input(0)->shape().rank() != 2 || node.input(1)->shape().rank() != 2) return "Gemm takes matrices";
+  if (!cpp::pool2d_fields(node)) return "the LLVM backend runs the 2-D f32 pooling kernels only (no Indices output)";
   return "";
 }
 
-// As emit_gemm (codegen/cpp/emitters/emitter_util.cpp): C broadcast into Y, then
-// Y = alpha A B + beta Y, B packed now when constant.
+void lower_pool(Lowerer& l, const ir::Node& node) {
+  llvm::Value* params = l.i64_array(*cpp::pool2d_fields(node));
+  if (node.op() == "MaxPool")
+    l.call("kiln_abi_maxpool2d_f32", {params, l.in(node, 0), l.out(node, 0), l.pool()});
+  else
+    l.call("kiln_abi_avgpool2d_f32",
+           {params, l.i32(node.i("count_include_pad") ? 1 : 0), l.in(node, 0), l.out(node, 0), l.pool()});
+}
+
+std::string unsupported_softmax(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  return node.input(0)->shape().rank() == 0 ? "a scalar input is not supported" : "";
+}
+
+void lower_softmax(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> x = cpp::dims_of(node.input(0));
+  const size_t axis = static_cast<size_t>(*ir::normalize_axis(node.i("axis"), static_cast<int64_t>(x.size())));
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < axis; ++i) outer *= x[i];
+  for (size_t i = axis + 1; i < x.size(); ++i) inner *= x[i];
+  l.call("kiln_abi_softmax_f32", {l.i64(outer), l.i64(x[axis]), l.i64(inner), l.in(node, 0), l.out(node, 0),
+                                  l.i32(node.op() == "LogSoftmax" ? 1 : 0)});
+}
+
+std::string unsupported_gemm(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  if (node.input(0)->shape().rank() != 2 || node.input(1)->shape().rank() != 2) return "Gemm takes matrices";
+  if (node.op() == "kiln.FusedGemm") return unsupported_activation(node);
+  return "";
+}
+
+// B (K x N, transposed as stored when trans) as gemm_b_operand gives it: packed now when it is
+// a weight; its pointer and the ld, trans and packed fields.
+std::tuple<llvm::Value*, int64_t, bool, bool> gemm_b(Lowerer& l, const ir::Node& node, bool trans, int64_t K, int64_t N) {
+  if (!cpp::is_f32_constant(node.input(1))) return {l.in(node, 1), trans ? K : N, trans, false};
+  std::vector<float> w(kiln::rt::gemm_f32_packed_b_floats(K, N));
+  kiln::rt::gemm_f32_pack_b(trans, K, N, node.input(1)->constant().data<float>(), trans ? K : N, w.data());
+  return {l.weight_floats(w), 0, false, true};
+}
+
+void call_gemm(Lowerer& l, const ir::Node& node, int64_t M, int64_t N, int64_t K, float alpha, int64_t lda, bool ta,
+               bool tb, float beta, const std::vector<llvm::Value*>& ep) {
+  auto [bp, ldb, b_trans, packed] = gemm_b(l, node, tb, K, N);
+  std::vector<llvm::Value*> args = {
+      l.i64_array({M, N, K, lda, ta ? 1 : 0, ldb, b_trans ? 1 : 0, packed ? 1 : 0, N}), l.f32(alpha), l.in(node, 0), bp,
+      l.f32(beta), l.out(node, 0)};
+  args.insert(args.end(), ep.begin(), ep.end());
+  args.push_back(l.pool());
+  l.call("kiln_abi_gemm_f32", args);
+}
+
+// Gemm and kiln.FusedGemm as emit_gemm (codegen/cpp/emitters/emitter_util.cpp): C broadcast
+// into Y, then Y = alpha A B + beta Y, with kiln.FusedGemm's epilogue (residual at input 3).
 void lower_gemm(Lowerer& l, const ir::Node& node) {
+  const std::vector<llvm::Value*> ep =
+      node.op() == "kiln.FusedGemm"
+          ? l.epilogue(node, 3)
+          : std::vector<llvm::Value*>{l.null(), l.null(), l.i32(0), l.f32(0.f), l.f32(0.f), l.null(), l.i32(0)};
   const std::vector<int64_t> a = cpp::dims_of(node.input(0)), b = cpp::dims_of(node.input(1));
   const bool ta = node.i("transA") != 0, tb = node.i("transB") != 0;
   const int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1], N = tb ? b[0] : b[1];
@@ -307,34 +468,95 @@ void lower_gemm(Lowerer& l, const ir::Node& node) {
            {l.i64(4), l.i64(2), l.i64_array(dims), l.in(node, 2),
             l.i64_array(ir::broadcast_strides(cpp::dims_of(node.input(2)), dims)), l.i64(0), l.out(node, 0)});
   }
-  llvm::Value* bp;
-  int64_t ldb = tb ? K : N;
-  bool packed = cpp::is_f32_constant(node.input(1));
-  if (packed) {
-    std::vector<float> w(kiln::rt::gemm_f32_packed_b_floats(K, N));
-    kiln::rt::gemm_f32_pack_b(tb, K, N, node.input(1)->constant().data<float>(), tb ? K : N, w.data());
-    bp = l.weight_floats(w);
-    ldb = 0;
-  } else {
-    bp = l.in(node, 1);
+  call_gemm(l, node, M, N, K, node.f("alpha"), ta ? M : K, ta, tb, has_c ? beta : 0.0f, ep);
+}
+
+// MatMul with one B for every row of A (B [K, N]), and kiln.FusedMatMul (bias row at input 2,
+// residual at input 3), as emit_matmul and the fused emitter run them: one GEMM over A's rows.
+std::string unsupported_matmul(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  const std::vector<int64_t> a = cpp::dims_of(node.input(0)), b = cpp::dims_of(node.input(1));
+  if (a.size() < 2 || b.size() != 2) return "the LLVM backend multiplies a matrix (or a stack of them) by one B";
+  if (node.op() == "kiln.FusedMatMul") return unsupported_activation(node);
+  return "";
+}
+
+void lower_matmul(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> a = cpp::dims_of(node.input(0)), b = cpp::dims_of(node.input(1));
+  const int64_t K = b[0], N = b[1], rows = ir::numel(a) / K;
+  const std::vector<llvm::Value*> ep =
+      node.op() == "kiln.FusedMatMul"
+          ? l.epilogue(node, 3, 2, N)
+          : std::vector<llvm::Value*>{l.null(), l.null(), l.i32(0), l.f32(0.f), l.f32(0.f), l.null(), l.i32(0)};
+  call_gemm(l, node, rows, N, K, 1.0f, K, false, false, 0.0f, ep);
+}
+
+// Elementwise ops with a scalar lowering (scalar_ir.h), f32, inputs broadcast as ONNX does.
+std::string unsupported_elementwise(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  if (node.output(0)->dtype() != ir::DType::F32) return "the LLVM backend computes f32 results only";
+  if (!has_scalar_lowering(node.op())) return "no LLVM lowering yet (the C++ backend compiles it)";
+  return "";
+}
+
+void lower_elementwise(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> dims = cpp::dims_of(node.output(0));
+  std::vector<llvm::Value*> inputs;
+  std::vector<std::vector<int64_t>> strides;
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    inputs.push_back(l.in(node, i));
+    strides.push_back(ir::broadcast_strides(cpp::dims_of(node.input(i)), dims));
   }
-  const bool b_trans = packed ? false : tb;
-  l.call("kiln_abi_gemm_f32", {l.i64_array({M, N, K, ta ? M : K, ta ? 1 : 0, ldb, b_trans ? 1 : 0, packed ? 1 : 0, N}),
-                               l.f32(node.f("alpha")), l.in(node, 0), bp, l.f32(has_c ? beta : 0.0f), l.out(node, 0),
-                               l.pool()});
+  llvm::Module& m = l.module();
+  const std::string op = node.op();
+  const ir::AttributeMap attrs = node.attrs();
+  l.elementwise(dims, inputs, strides, l.out(node, 0),
+                [&](llvm::IRBuilder<>& e, const std::vector<llvm::Value*>& v) { return lower_scalar(e, m, op, attrs, v); });
+}
+
+// Clip: the bounds from inputs 1 and 2 (read when the model runs), else the float range.
+void lower_clip_node(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> dims = cpp::dims_of(node.output(0));
+  std::vector<llvm::Value*> inputs = {l.in(node, 0)};
+  std::vector<std::vector<int64_t>> strides = {ir::broadcast_strides(dims, dims)};
+  for (size_t i : {size_t{1}, size_t{2}})
+    if (node.has_input(i)) {
+      inputs.push_back(l.in(node, i));
+      strides.push_back(std::vector<int64_t>(dims.size(), 0));
+    }
+  const bool has_lo = node.has_input(1), has_hi = node.has_input(2);
+  l.elementwise(dims, inputs, strides, l.out(node, 0), [&](llvm::IRBuilder<>& e, const std::vector<llvm::Value*>& v) {
+    llvm::Value* lo = has_lo ? v[1] : llvm::ConstantFP::get(e.getFloatTy(), std::numeric_limits<float>::lowest());
+    llvm::Value* hi = has_hi ? v[has_lo ? 2 : 1] : llvm::ConstantFP::get(e.getFloatTy(), std::numeric_limits<float>::max());
+    return lower_clip(e, v[0], lo, hi);
+  });
 }
 
 const std::map<std::string, OpLowering, std::less<>>& lowerings() {
-  static const std::map<std::string, OpLowering, std::less<>> table = {
-      {"kiln.ToNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, true); }}},
-      {"kiln.FromNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, false); }}},
-      {"kiln.ConvNchwc", {unsupported_conv_nchwc, lower_conv_nchwc}},
-      {"kiln.MaxPoolNchwc", {unsupported_maxpool_nchwc, lower_maxpool_nchwc}},
-      {"Conv", {unsupported_conv2d, lower_conv2d}},
-      {"kiln.FusedConv", {unsupported_conv2d, lower_conv2d}},
-      {"GlobalAveragePool", {unsupported_global_avg, lower_global_avg}},
-      {"Gemm", {unsupported_gemm, lower_gemm}},
-  };
+  static const std::map<std::string, OpLowering, std::less<>> table = [] {
+    std::map<std::string, OpLowering, std::less<>> t = {
+        {"kiln.ToNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, true); }}},
+        {"kiln.FromNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, false); }}},
+        {"kiln.ConvNchwc", {unsupported_conv_nchwc, lower_conv_nchwc}},
+        {"kiln.MaxPoolNchwc", {unsupported_maxpool_nchwc, lower_maxpool_nchwc}},
+        {"Conv", {unsupported_conv2d, lower_conv2d}},
+        {"kiln.FusedConv", {unsupported_conv2d, lower_conv2d}},
+        {"GlobalAveragePool", {unsupported_global_avg, lower_global_avg}},
+        {"MaxPool", {unsupported_pool, lower_pool}},
+        {"AveragePool", {unsupported_pool, lower_pool}},
+        {"Softmax", {unsupported_softmax, lower_softmax}},
+        {"LogSoftmax", {unsupported_softmax, lower_softmax}},
+        {"Gemm", {unsupported_gemm, lower_gemm}},
+        {"kiln.FusedGemm", {unsupported_gemm, lower_gemm}},
+        {"MatMul", {unsupported_matmul, lower_matmul}},
+        {"kiln.FusedMatMul", {unsupported_matmul, lower_matmul}},
+        {"Clip", {f32_only, lower_clip_node}},
+    };
+    for (const ir::OpDef* def : ir::registry().all())
+      if (has_scalar_lowering(def->name) && !def->scalar_expr.empty() && def->inputs.size() <= 2)
+        t.emplace(def->name, OpLowering{unsupported_elementwise, lower_elementwise});
+    return t;
+  }();
   return table;
 }
 

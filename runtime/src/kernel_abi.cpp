@@ -7,6 +7,7 @@
 #include "kiln/rt/epilogue.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/layout.h"
+#include "kiln/rt/norm.h"
 #include "kiln/rt/pool.h"
 #include "kiln/rt/profile.h"
 #include "kiln/rt/thread_pool.h"
@@ -19,6 +20,13 @@ kiln::rt::ThreadPool* pool_of(void* pool) { return static_cast<kiln::rt::ThreadP
 kiln::rt::Conv2dParams conv2d_params(const int64_t* p) {
   return kiln::rt::Conv2dParams{p[0], p[1], p[2],  p[3],  p[4],  p[5],  p[6],  p[7],
                                 p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]};
+}
+
+kiln::rt::Pool2dParams pool2d_params(const int64_t* p) {
+  kiln::rt::Pool2dParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13]};
+  params.pad_bottom = p[14];
+  params.pad_right = p[15];
+  return params;
 }
 
 }  // namespace
@@ -54,6 +62,18 @@ void kiln_abi_maxpool_nchwc_f32(const int64_t* p, const float* x, float* y, void
   kiln::rt::maxpool_nchwc_f32(params, x, y, pool_of(pool));
 }
 
+void kiln_abi_maxpool2d_f32(const int64_t* p, const float* x, float* y, void* pool) {
+  kiln::rt::maxpool2d_f32(pool2d_params(p), x, y, pool_of(pool));
+}
+
+void kiln_abi_avgpool2d_f32(const int64_t* p, int32_t count_include_pad, const float* x, float* y, void* pool) {
+  kiln::rt::avgpool2d_f32(pool2d_params(p), count_include_pad != 0, x, y, pool_of(pool));
+}
+
+void kiln_abi_softmax_f32(int64_t outer, int64_t axis_len, int64_t inner, const float* x, float* y, int32_t log) {
+  kiln::rt::softmax_f32(outer, axis_len, inner, x, y, log != 0);
+}
+
 void kiln_abi_winograd_conv2d_f32(const int64_t* p, int64_t tile, const float* x, const float* w_packed,
                                   const float* bias, float* y, float* scratch,
                                   void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
@@ -78,10 +98,13 @@ void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, fl
 }
 
 void kiln_abi_gemm_f32(const int64_t* g, float alpha, const float* a, const float* b, float beta, float* c,
+                       void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
+                       int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual, int32_t ep_is_relu,
                        void* pool) {
+  const kiln::rt::Epilogue ep{ep_fn, ep_ctx, ep_is_clamp != 0, ep_lo, ep_hi, ep_residual, ep_is_relu != 0};
   kiln::rt::gemm_f32_ex(g[0], g[1], g[2], alpha, kiln::rt::GemmOperand{a, g[3], g[4] != 0, false},
-                        kiln::rt::GemmOperand{b, g[5], g[6] != 0, g[7] != 0}, beta, c, g[8], nullptr,
-                        kiln::rt::Epilogue{}, 0, pool_of(pool));
+                        kiln::rt::GemmOperand{b, g[5], g[6] != 0, g[7] != 0}, beta, c, g[8], nullptr, ep, 0,
+                        pool_of(pool));
 }
 
 void kiln_abi_strided_copy_bytes(int64_t elem_size, int64_t rank, const int64_t* out_dims, const void* src,

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/emitters/pool.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/window.h"
 #include "ir/symbolic_params.h"
@@ -53,6 +54,15 @@ bool fast_2d_shape(const ir::Node& node) {
 
 // Whether the fast 2-D f32 kernels (pool.h) run the node.
 bool fast_2d(const ir::Node& node) { return node.input(0)->dtype() == ir::DType::F32 && fast_2d_shape(node); }
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> pool2d_fields(const ir::Node& node) {
+  if (!fast_2d(node)) return std::nullopt;
+  return pool_fields(pool_params_at(node, {}));
+}
+
+namespace {
 
 std::string unsupported_window(const ir::Node& node) {
   const ir::DType t = node.input(0)->dtype();

@@ -21,6 +21,10 @@ void kiln_abi_conv_nchwc_f32(const int64_t* p, const float* x, const float* pack
                              const float* z, int32_t act_kind, float act_lo, float act_hi, float* y, void* pool);
 // p: Pool2dParams' first 14 fields.
 void kiln_abi_maxpool_nchwc_f32(const int64_t* p, const float* x, float* y, void* pool);
+// p: Pool2dParams' 16 fields.
+void kiln_abi_maxpool2d_f32(const int64_t* p, const float* x, float* y, void* pool);
+void kiln_abi_avgpool2d_f32(const int64_t* p, int32_t count_include_pad, const float* x, float* y, void* pool);
+void kiln_abi_softmax_f32(int64_t outer, int64_t axis_len, int64_t inner, const float* x, float* y, int32_t log);
 // p: Conv2dParams (16 fields); the epilogue's fields as kiln::rt::Epilogue's.
 void kiln_abi_winograd_conv2d_f32(const int64_t* p, int64_t tile, const float* x, const float* w_packed,
                                   const float* bias, float* y, float* scratch,
@@ -34,8 +38,10 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
                                    int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual,
                                    int32_t ep_is_relu, void* pool);
 void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool);
-// g: M, N, K, A's ld and trans, B's ld, trans and packed, C's ld.
+// g: M, N, K, A's ld and trans, B's ld, trans and packed, C's ld; then the epilogue's fields.
 void kiln_abi_gemm_f32(const int64_t* g, float alpha, const float* a, const float* b, float beta, float* c,
+                       void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
+                       int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual, int32_t ep_is_relu,
                        void* pool);
 void kiln_abi_strided_copy_bytes(int64_t elem_size, int64_t rank, const int64_t* out_dims, const void* src,
                                  const int64_t* src_strides, int64_t src_offset, void* dst);
