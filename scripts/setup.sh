@@ -54,6 +54,7 @@ packages=(
   clang libclang-rt-14-dev  # the sanitizer build and libFuzzer targets (scripts/test_sanitized.sh)
   chromium python3-jsonschema  # tests/bench: the HTML report in headless Chromium; the JSON schema
   g++-aarch64-linux-gnu qemu-user  # --target aarch64-linux-gnu, run under emulation (runtime.aarch64, e2e.aarch64)
+  llvm-19-dev  # the LLVM backend (kiln compile --backend llvm; e2e.llvm_backend)
 )
 if [[ $with_torch == 1 ]]; then
   packages+=(python3-torch python3-torchvision)

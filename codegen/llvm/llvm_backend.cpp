@@ -23,12 +23,14 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "codegen/cpp/emitter.h"
 #include "codegen/cpp/emitters/blocked.h"
 #include "codegen/cpp/emitters/emitter_util.h"
 #include "codegen/cpp/graph_plan.h"
 #include "codegen/cpp/weight_blob.h"
+#include "codegen/cpp/emitters/fused.h"
 #include "codegen/cpp/emitters/pool.h"
 #include "codegen/llvm/scalar_ir.h"
 #include "ir/error.h"
@@ -37,6 +39,7 @@
 #include "ir/op_registry.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_nchwc.h"
+#include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/model_host.h"
 #include "kiln/rt/winograd.h"
@@ -48,6 +51,13 @@ namespace {
 using cpp::Location;
 
 class Lowerer;
+
+// int64_t values as LLVM's constant arrays take them; never empty (a zero-length global).
+std::vector<uint64_t> as_u64(const std::vector<int64_t>& v) {
+  std::vector<uint64_t> u(std::max<size_t>(v.size(), 1), 0);
+  std::copy(v.begin(), v.end(), u.begin());
+  return u;
+}
 
 // How an op becomes calls: why a node cannot (or ""), and the calls. The arithmetic is the
 // runtime's, reached through kiln/rt/kernel_abi.h; the parameters come from the functions
@@ -67,7 +77,7 @@ class Lowerer {
  public:
   Lowerer(llvm::Module& m, llvm::Function* run, const cpp::Plan& plan, cpp::WeightBlob& weights,
           const cpp::EmitOptions& options)
-      : m_(m), c_(m.getContext()), b(c_), run_(run), plan_(plan), weights_(weights), options_(options) {
+      : m_(m), c_(m.getContext()), b(c_), plan_(plan), weights_(weights), options_(options) {
     A_ = run->getArg(0);
     W_ = run->getArg(1);
     in_ = run->getArg(2);
@@ -122,8 +132,7 @@ class Lowerer {
   llvm::Value* i64_array(const std::vector<int64_t>& values) {
     auto it = arrays_.find(values);
     if (it != arrays_.end()) return it->second;
-    std::vector<uint64_t> u(values.begin(), values.end());
-    if (u.empty()) u.push_back(0);
+    std::vector<uint64_t> u = as_u64(values);
     llvm::Constant* data = llvm::ConstantDataArray::get(c_, u);
     auto* g = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "kiln.params");
     g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
@@ -277,7 +286,6 @@ class Lowerer {
   llvm::Module& module() { return m_; }
 
  private:
-  llvm::Function* run_;
   const cpp::Plan& plan_;
   cpp::WeightBlob& weights_;
   cpp::EmitOptions options_;
@@ -532,6 +540,103 @@ void lower_clip_node(Lowerer& l, const ir::Node& node) {
   });
 }
 
+// The depthwise fusions, as their emitters run them (codegen/cpp/emitters/fused.cpp): the
+// kernels' parameters and activations, weights packed now where they are constants.
+std::vector<llvm::Value*> store_activation_args(Lowerer& l, const ir::Node& node, const char* prefix) {
+  const kiln::rt::StoreActivation a = *ir::store_activation(ir::fused_activation(node, prefix));
+  return {l.i32(static_cast<int32_t>(a.kind)), l.f32(a.lo), l.f32(a.hi)};
+}
+
+std::string unsupported_conv_depthwise(const ir::Node& node) {
+  kiln::rt::ExpandDepthwiseParams p{};
+  return cpp::conv_depthwise_params(node, p);
+}
+
+void lower_conv_depthwise(Lowerer& l, const ir::Node& node) {
+  kiln::rt::ExpandDepthwiseParams p{};
+  cpp::conv_depthwise_params(node, p);
+  llvm::Value* params = l.i64_array({p.N, p.C, p.H, p.W, p.M, p.stride, p.OH, p.OW});
+  const std::vector<llvm::Value*> act1 = store_activation_args(l, node, "expand_activation"),
+                                  act2 = store_activation_args(l, node, "activation");
+  std::vector<llvm::Value*> args = {params, l.in(node, 0)};
+  if (cpp::conv_depthwise_packs_weights(node, 1)) {
+    auto data = [&](size_t i) { return node.has_input(i) ? node.input(i)->constant().data<float>() : nullptr; };
+    std::vector<float> packed(static_cast<size_t>(kiln::rt::expand_depthwise3x3_packed_floats(p)));
+    kiln::rt::expand_depthwise3x3_pack(p, data(1), data(2), data(3), data(4), packed.data());
+    args.push_back(l.weight_floats(packed));
+    args.insert(args.end(), act1.begin(), act1.end());
+    args.insert(args.end(), act2.begin(), act2.end());
+    args.insert(args.end(), {l.out(node, 0), l.pool()});
+    l.call("kiln_abi_expand_depthwise3x3_f32_prepacked", args);
+    return;
+  }
+  args.insert(args.end(), {l.in(node, 1), l.in(node, 2)});
+  args.insert(args.end(), act1.begin(), act1.end());
+  args.insert(args.end(), {l.in(node, 3), l.in(node, 4)});
+  args.insert(args.end(), act2.begin(), act2.end());
+  args.insert(args.end(), {l.out(node, 0), l.pool()});
+  l.call("kiln_abi_expand_depthwise3x3_f32", args);
+}
+
+std::string unsupported_depthwise_conv(const ir::Node& node) {
+  kiln::rt::DepthwisePointwiseParams p{};
+  return cpp::depthwise_conv_params(node, p);
+}
+
+void lower_depthwise_conv(Lowerer& l, const ir::Node& node) {
+  kiln::rt::DepthwisePointwiseParams p{};
+  cpp::depthwise_conv_params(node, p);
+  const std::vector<llvm::Value*> act1 = store_activation_args(l, node, "activation"),
+                                  act2 = store_activation_args(l, node, "project_activation");
+  std::vector<llvm::Value*> args = {l.i64_array({p.N, p.C, p.H, p.W, p.stride, p.OH, p.OW, p.M}), l.in(node, 0),
+                                    l.in(node, 1), l.in(node, 2)};
+  args.insert(args.end(), act1.begin(), act1.end());
+  args.insert(args.end(), {l.in(node, 3), l.in(node, 4)});
+  args.insert(args.end(), act2.begin(), act2.end());
+  args.insert(args.end(), {l.out(node, 0), l.pool()});
+  l.call("kiln_abi_depthwise3x3_pointwise_f32", args);
+}
+
+// kiln.Elementwise: the chain's steps ("Op i0 t1": inputs i, earlier steps t) in one loop; an
+// input of one element is read at [0] by every step, as emit_elementwise_chain reads it.
+std::string unsupported_chain(const ir::Node& node) {
+  if (std::string r = cpp::require_f32(node); !r.empty()) return r;
+  for (const std::string& step : node.attr("steps").strings()) {
+    const std::string op = step.substr(0, step.find(' '));
+    if (!has_scalar_lowering(op)) return fmt::format("no LLVM lowering of {} in the fused chain yet", op);
+  }
+  return "";
+}
+
+void lower_chain(Lowerer& l, const ir::Node& node) {
+  const int64_t n = ir::numel(cpp::dims_of(node.output(0)));
+  std::vector<llvm::Value*> inputs;
+  std::vector<std::vector<int64_t>> strides;
+  for (size_t k = 0; k < node.num_inputs(); ++k) {
+    inputs.push_back(l.in(node, k));
+    strides.push_back({node.input(k)->shape().product() == ir::Dim(1) ? 0 : 1});
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> steps;
+  for (const std::string& text : node.attr("steps").strings()) {
+    std::istringstream in(text);
+    std::string op, arg;
+    in >> op;
+    std::vector<std::string> args;
+    while (in >> arg) args.push_back(arg);
+    steps.emplace_back(op, args);
+  }
+  llvm::Module& m = l.module();
+  l.elementwise({n}, inputs, strides, l.out(node, 0), [&](llvm::IRBuilder<>& e, const std::vector<llvm::Value*>& x) {
+    std::vector<llvm::Value*> t;
+    for (const auto& [op, args] : steps) {
+      std::vector<llvm::Value*> v;
+      for (const std::string& a : args) v.push_back((a[0] == 'i' ? x : t).at(std::stoul(a.substr(1))));
+      t.push_back(lower_scalar(e, m, op, {}, v));
+    }
+    return t.back();
+  });
+}
+
 const std::map<std::string, OpLowering, std::less<>>& lowerings() {
   static const std::map<std::string, OpLowering, std::less<>> table = [] {
     std::map<std::string, OpLowering, std::less<>> t = {
@@ -551,6 +656,9 @@ const std::map<std::string, OpLowering, std::less<>>& lowerings() {
         {"MatMul", {unsupported_matmul, lower_matmul}},
         {"kiln.FusedMatMul", {unsupported_matmul, lower_matmul}},
         {"Clip", {f32_only, lower_clip_node}},
+        {"kiln.FusedConvDepthwise", {unsupported_conv_depthwise, lower_conv_depthwise}},
+        {"kiln.FusedDepthwiseConv", {unsupported_depthwise_conv, lower_depthwise_conv}},
+        {"kiln.Elementwise", {unsupported_chain, lower_chain}},
     };
     for (const ir::OpDef* def : ir::registry().all())
       if (has_scalar_lowering(def->name) && !def->scalar_expr.empty() && def->inputs.size() <= 2)
@@ -636,8 +744,7 @@ class Table {
     return g;
   }
   llvm::Constant* i64s(const std::vector<int64_t>& v) {
-    std::vector<uint64_t> u(v.begin(), v.end());
-    if (u.empty()) u.push_back(0);
+    std::vector<uint64_t> u = as_u64(v);
     llvm::Constant* data = llvm::ConstantDataArray::get(c_, u);
     return new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "kiln.ints");
   }
@@ -727,16 +834,16 @@ std::string node_problem(const ir::Node& n) {
 bool available() { return true; }
 
 std::vector<std::string> unsupported(const ir::Graph& graph) {
-  std::vector<std::string> problems;
-  if (!graph.dim_ranges().empty()) problems.push_back("symbolic dims (--dim NAME=MIN..MAX): the LLVM backend compiles static shapes");
-  for (const auto& n : graph.nodes()) {
+  // Symbolic shapes first, alone: the nodes' checks read static extents.
+  if (!graph.dim_ranges().empty())
+    return {"symbolic dims (--dim NAME=MIN..MAX): the LLVM backend compiles static shapes"};
+  for (const auto& n : graph.nodes())
     for (const ir::Value* v : n->outputs())
-      if (v && !v->shape().is_static()) {
-        problems.push_back(fmt::format("value '{}' has a symbolic shape: the LLVM backend compiles static shapes", v->name()));
-        break;
-      }
+      if (v && !v->shape().is_static())
+        return {fmt::format("value '{}' has a symbolic shape: the LLVM backend compiles static shapes", v->name())};
+  std::vector<std::string> problems;
+  for (const auto& n : graph.nodes())
     if (std::string p = node_problem(*n); !p.empty()) problems.push_back(p);
-  }
   return problems;
 }
 

@@ -29,6 +29,10 @@ kiln::rt::Pool2dParams pool2d_params(const int64_t* p) {
   return params;
 }
 
+kiln::rt::StoreActivation store_activation(int32_t kind, float lo, float hi) {
+  return kiln::rt::StoreActivation{static_cast<kiln::rt::StoreActivation::Kind>(kind), lo, hi};
+}
+
 }  // namespace
 
 extern "C" {
@@ -53,8 +57,7 @@ void kiln_abi_conv_nchwc_f32(const int64_t* p, const float* x, const float* pack
                              const float* z, int32_t act_kind, float act_lo, float act_hi, float* y, void* pool) {
   const kiln::rt::ConvNchwcParams params{p[0], p[1], p[2],  p[3],  p[4],  p[5],  p[6],
                                          p[7], p[8], p[9], p[10], p[11], p[12], p[13] != 0};
-  const kiln::rt::StoreActivation act{static_cast<kiln::rt::StoreActivation::Kind>(act_kind), act_lo, act_hi};
-  kiln::rt::conv_nchwc_f32(params, x, packed_w, bias, z, act, y, pool_of(pool));
+  kiln::rt::conv_nchwc_f32(params, x, packed_w, bias, z, store_activation(act_kind, act_lo, act_hi), y, pool_of(pool));
 }
 
 void kiln_abi_maxpool_nchwc_f32(const int64_t* p, const float* x, float* y, void* pool) {
@@ -91,6 +94,30 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
                                    int32_t ep_is_relu, void* pool) {
   const kiln::rt::Epilogue ep{ep_fn, ep_ctx, ep_is_clamp != 0, ep_lo, ep_hi, ep_residual, ep_is_relu != 0};
   kiln::rt::conv2d_f32_prepacked(conv2d_params(p), x, w, w_packed != 0, bias, y, scratch, ep, pool_of(pool));
+}
+
+void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x, const float* packed,
+                                                int32_t act1, float lo1, float hi1, int32_t act2, float lo2,
+                                                float hi2, float* y, void* pool) {
+  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  kiln::rt::expand_depthwise3x3_f32_prepacked(params, x, packed, store_activation(act1, lo1, hi1),
+                                              store_activation(act2, lo2, hi2), y, pool_of(pool));
+}
+
+void kiln_abi_expand_depthwise3x3_f32(const int64_t* p, const float* x, const float* w1, const float* b1, int32_t act1,
+                                      float lo1, float hi1, const float* w2, const float* b2, int32_t act2, float lo2,
+                                      float hi2, float* y, void* pool) {
+  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  kiln::rt::expand_depthwise3x3_f32(params, x, w1, b1, store_activation(act1, lo1, hi1), w2, b2,
+                                    store_activation(act2, lo2, hi2), y, pool_of(pool));
+}
+
+void kiln_abi_depthwise3x3_pointwise_f32(const int64_t* p, const float* x, const float* w1, const float* b1,
+                                         int32_t act1, float lo1, float hi1, const float* w2, const float* b2,
+                                         int32_t act2, float lo2, float hi2, float* y, void* pool) {
+  const kiln::rt::DepthwisePointwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  kiln::rt::depthwise3x3_pointwise_f32(params, x, w1, b1, store_activation(act1, lo1, hi1), w2, b2,
+                                       store_activation(act2, lo2, hi2), y, pool_of(pool));
 }
 
 void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool) {

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/cpp/emitters/emitter_util.h"
+#include "codegen/cpp/emitters/fused.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
 
@@ -103,6 +104,8 @@ void emit_matmul(EmitContext& ctx, const ir::Node& node) {
       ctx.out(node, 0), N));
 }
 
+}  // namespace
+
 // kiln.FusedConvDepthwise: the kernel's parameters, or the reason it does not apply.
 std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwiseParams& p) {
   if (std::string r = require_f32(node); !r.empty()) return r;
@@ -134,6 +137,8 @@ bool conv_depthwise_packs_weights(const ir::Node& node, size_t input) {
   return true;
 }
 
+namespace {
+
 void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
   kiln::rt::ExpandDepthwiseParams p{};
   conv_depthwise_params(node, p);
@@ -154,6 +159,8 @@ void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
                        ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr", act1, ctx.in(node, 3),
                        node.has_input(4) ? ctx.in(node, 4) : "nullptr", act2, ctx.out(node, 0)));
 }
+
+}  // namespace
 
 // kiln.FusedDepthwiseConv: the kernel's parameters, or the reason it does not apply.
 std::string depthwise_conv_params(const ir::Node& node, kiln::rt::DepthwisePointwiseParams& p) {
@@ -176,6 +183,8 @@ std::string unsupported_depthwise_conv(const ir::Node& node) {
   kiln::rt::DepthwisePointwiseParams p{};
   return depthwise_conv_params(node, p);
 }
+
+namespace {
 
 void emit_depthwise_conv(EmitContext& ctx, const ir::Node& node) {
   kiln::rt::DepthwisePointwiseParams p{};

@@ -37,6 +37,17 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
                                    void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
                                    int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual,
                                    int32_t ep_is_relu, void* pool);
+// p: ExpandDepthwiseParams (8 fields); each activation as a StoreActivation's kind, lo, hi.
+void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x, const float* packed,
+                                                int32_t act1, float lo1, float hi1, int32_t act2, float lo2,
+                                                float hi2, float* y, void* pool);
+void kiln_abi_expand_depthwise3x3_f32(const int64_t* p, const float* x, const float* w1, const float* b1, int32_t act1,
+                                      float lo1, float hi1, const float* w2, const float* b2, int32_t act2, float lo2,
+                                      float hi2, float* y, void* pool);
+// p: DepthwisePointwiseParams (8 fields).
+void kiln_abi_depthwise3x3_pointwise_f32(const int64_t* p, const float* x, const float* w1, const float* b1,
+                                         int32_t act1, float lo1, float hi1, const float* w2, const float* b2,
+                                         int32_t act2, float lo2, float hi2, float* y, void* pool);
 void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool);
 // g: M, N, K, A's ld and trans, B's ld, trans and packed, C's ld; then the epilogue's fields.
 void kiln_abi_gemm_f32(const int64_t* g, float alpha, const float* a, const float* b, float beta, float* c,

@@ -1,0 +1,19 @@
+// What the depthwise fusions' emitters compute at compile time, for the other backend
+// (codegen/llvm): the kernels' parameters, or why a node does not fit them.
+#pragma once
+
+#include <string>
+
+#include "ir/graph.h"
+#include "kiln/rt/depthwise.h"
+
+namespace kiln::codegen::cpp {
+
+// kiln.FusedConvDepthwise (1x1 expand, then depthwise 3x3): "" and `p`, or the reason.
+std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwiseParams& p);
+// True when its weights and biases are constants, packed at compile time (input 1..4).
+bool conv_depthwise_packs_weights(const ir::Node& node, size_t input);
+// kiln.FusedDepthwiseConv (depthwise 3x3, then a 1x1): "" and `p`, or the reason.
+std::string depthwise_conv_params(const ir::Node& node, kiln::rt::DepthwisePointwiseParams& p);
+
+}  // namespace kiln::codegen::cpp
