@@ -32,6 +32,7 @@
 #include "cli/verify.h"
 #include "codegen/cpp/api_files.h"
 #include "codegen/cpp/builder.h"
+#include "codegen/cpp/content_hash.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "codegen/cpp/target.h"
 #include "codegen/llvm/llvm_backend.h"
@@ -382,12 +383,13 @@ void compile_with_llvm(const CompileArgs& args, const std::set<std::string>& emi
   if (build.exe) codegen::llvm_ir::write_main_object(lopts, work / "main.o");
   timer.phase("build", [&] { codegen::cpp::build_from_object(options.name, object, work / "main.o", tmp, build); });
   if (build.lib || build.obj) {
-    // The header's hash: of the object, which holds the code and the weights, and of what built it.
+    // The header's hash: of the object (the code, and the weights unless they are external), the
+    // external weights, and what built it.
     std::ifstream in(object, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    uint64_t h = 1469598103934665603ull;
-    for (const std::string* part : std::initializer_list<const std::string*>{&bytes, &model.weights, &options.build_identity})
-      for (unsigned char ch : *part) h = (h ^ ch) * 1099511628211ull;
+    uint64_t h = codegen::content_hash(options.build_identity);
+    h = codegen::content_hash(bytes, h);
+    if (options.external_weights) h = codegen::content_hash(model.weights, h);
     write_text_file(tmp / (options.name + ".h"), codegen::cpp::api_header(graph, options, fmt::format("{:016x}", h)));
   }
   if (build.lib) write_text_file(tmp / (options.name + ".pc"), codegen::cpp::pkg_config_file(options, false));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp/api_files.h"
+#include "codegen/cpp/content_hash.h"
 #include "codegen/cpp/batch_loop.h"
 #include "codegen/cpp/control_flow.h"
 #include "codegen/cpp/emit_context.h"
@@ -767,10 +768,6 @@ bool is_reserved_name(const std::string& id) {
 namespace {
 
 // 64-bit FNV-1a: NAME.h's KILN_MODEL_<NAME>_HASH (an identity, not a security measure).
-uint64_t fnv1a(std::string_view data, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // Every dim a number, or a polynomial of symbols bounded with --dim NAME=MIN..MAX.
 bool all_bounded(const std::vector<ir::Value*>& values, const ir::DimRanges& ranges) {
@@ -899,9 +896,9 @@ GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   out.weights = model.weights.take_bytes();
   out.plan = main.plan.memory;
   // The header last: it carries the hash of all the rest (files in name order).
-  uint64_t hash = fnv1a(options.build_identity);
-  for (const auto& [path, text] : out.files) hash = fnv1a(text, fnv1a(path, hash));
-  hash = fnv1a(out.weights, hash);
+  uint64_t hash = content_hash(options.build_identity);
+  for (const auto& [path, text] : out.files) hash = content_hash(text, content_hash(path, hash));
+  hash = content_hash(out.weights, hash);
   out.files[options.name + ".h"] = api_header(graph, options, fmt::format("{:016x}", hash));
   return out;
 }
