@@ -191,6 +191,13 @@ KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline 
 #pragma GCC unroll 6
   for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * (kPlain ? 1 : kB);
   if constexpr (kPlain) {
+    if (t.k1 - t.k0 == 3) {  // a stem's three colour planes: one straight run the core overlaps
+      const int64_t c = t.k0;
+      step_avx2<P, kAll>(row + c * t.x_block, w + c * kB, off, lo, hi, acc);
+      step_avx2<P, kAll>(row + (c + 1) * t.x_block, w + (c + 1) * kB, off, lo, hi, acc);
+      step_avx2<P, kAll>(row + (c + 2) * t.x_block, w + (c + 2) * kB, off, lo, hi, acc);
+      return;
+    }
     for (int64_t c = t.k0; c < t.k1; ++c) step_avx2<P, kAll>(row + c * t.x_block, w + c * kB, off, lo, hi, acc);
     return;
   }
