@@ -452,8 +452,10 @@ file(GLOB KILN_RT_SOURCES ${{CMAKE_CURRENT_SOURCE_DIR}}/runtime/src/*.cpp)
 add_library({N}_objects OBJECT model.cpp metadata.cpp ${{KILN_RT_SOURCES}})
 target_include_directories({N}_objects PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}}
                            ${{CMAKE_CURRENT_SOURCE_DIR}}/runtime/include)
-# As kiln builds it: lets GCC vectorize the epilogues' clamped loops (results unchanged).
+# As kiln builds it: lets GCC vectorize the epilogues' clamped loops (results unchanged); the
+# model's own arithmetic never contracted into FMAs (the same bits on every CPU).
 target_compile_options({N}_objects PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-fno-trapping-math>)
+set_source_files_properties(model.cpp PROPERTIES COMPILE_OPTIONS $<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-ffp-contract=off>)
 {weights}
 add_library({N} STATIC $<TARGET_OBJECTS:{N}_objects>)
 target_include_directories({N} PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}})

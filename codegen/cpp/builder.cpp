@@ -136,6 +136,14 @@ std::vector<std::string> compile_flags(const BuildOptions& options) {
   return flags;
 }
 
+// The generated code's own arithmetic (epilogues, fused elementwise loops) is never contracted
+// into FMAs, whatever the CPU: GCC contracts C++ by default where the target has FMA (the
+// epilogues' AVX2 build, --cpu native), so without it an epilogue gave other bits on an FMA
+// CPU than on one without, and than the LLVM backend, which does not contract
+// (docs/design/llvm_backend.md). The runtime's kernels keep contraction: their vector code
+// relies on it.
+constexpr const char* kModelContractFlag = "-ffp-contract=off";
+
 // Written into every object in place of the folder the sources are in (a temporary folder
 // beside OUTDIR, named after kiln's process): __FILE__ and, with -g in $KILN_EXTRA_CXXFLAGS,
 // the debug info then name "./model.cpp", so the same model gives the same bytes wherever
@@ -253,6 +261,7 @@ void build(const GeneratedModel& model, const fs::path& src, const fs::path& out
   for (const std::string& s : model_sources) {
     Command c{{cxx}, s, src_dir};
     c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+    c.argv.push_back(kModelContractFlag);
     c.argv.insert(c.argv.end(), {prefix_map(src_dir), "-I", src_dir.string(), "-I", (src_dir / "runtime/include").string(),
                                  "-Wa,-I," + src_dir.string(), "-c", (src_dir / s).string(), "-o",
                                  (work / (fs::path(s).stem().string() + ".o")).string()});

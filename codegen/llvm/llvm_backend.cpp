@@ -34,9 +34,12 @@
 #include "codegen/cpp/emitters/pool.h"
 #include "codegen/llvm/scalar_ir.h"
 #include "ir/error.h"
+#include "ir/ops/attention.h"
 #include "ir/ops/fused.h"
+#include "ir/ops/normalize.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/op_registry.h"
+#include "kiln/rt/attention.h"
 #include "kiln/rt/conv.h"
 #include "kiln/rt/conv_nchwc.h"
 #include "kiln/rt/depthwise.h"
@@ -84,6 +87,28 @@ class Lowerer {
     out_ = run->getArg(3);
     pool_ = run->getArg(4);
     prof_ = run->getArg(5);
+    error_ = run->getArg(6);
+    entry_ = &run->getEntryBlock();
+  }
+
+  // Stack memory of the run function, in its entry block (static allocas).
+  llvm::AllocaInst* entry_alloca(llvm::Type* type) {
+    llvm::IRBuilder<> e(entry_, entry_->begin());
+    return e.CreateAlloca(type);
+  }
+
+  // When `ok` (an i1) is false: the run stops, returning 1 with `message` (about `node`) in
+  // *error; the lowering goes on in the block where it is true.
+  void fail_unless(llvm::Value* ok, const ir::Node& node, const std::string& message) {
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    auto* bad = llvm::BasicBlock::Create(c_, "fail", f);
+    auto* good = llvm::BasicBlock::Create(c_, "ok", f);
+    b.CreateCondBr(ok, good, bad);
+    b.SetInsertPoint(bad);
+    const std::string text = fmt::format("node '{}' ({}): {}", node.name(), node.op(), message);
+    b.CreateStore(b.CreateGlobalString(text, "kiln.error", 0, &m_), error_);
+    b.CreateRet(b.getInt32(1));
+    b.SetInsertPoint(good);
   }
 
   llvm::IRBuilder<> b;
@@ -157,7 +182,7 @@ class Lowerer {
                                      int64_t row = 0) {
     const bool has_z = node.has_input(z_index), has_bias = bias_index != SIZE_MAX && node.has_input(bias_index);
     llvm::Type* p = ptr_type();
-    llvm::AllocaInst* refs = b.CreateAlloca(llvm::ArrayType::get(p, 2));
+    llvm::AllocaInst* refs = entry_alloca(llvm::ArrayType::get(p, 2));
     b.CreateStore(has_z ? in(node, z_index) : null(), b.CreateConstGEP2_32(refs->getAllocatedType(), refs, 0, 0));
     b.CreateStore(has_bias ? in(node, bias_index) : null(), b.CreateConstGEP2_32(refs->getAllocatedType(), refs, 0, 1));
     const ir::FusedActivation act = ir::fused_activation(node);
@@ -289,7 +314,8 @@ class Lowerer {
   const cpp::Plan& plan_;
   cpp::WeightBlob& weights_;
   cpp::EmitOptions options_;
-  llvm::Value *A_, *W_, *in_, *out_, *pool_, *prof_;
+  llvm::Value *A_, *W_, *in_, *out_, *pool_, *prof_, *error_;
+  llvm::BasicBlock* entry_ = nullptr;
   std::map<std::vector<int64_t>, llvm::Value*> arrays_;
   size_t helpers_ = 0;
 };
@@ -637,6 +663,60 @@ void lower_chain(Lowerer& l, const ir::Node& node) {
   });
 }
 
+// LayerNormalization and RMSNormalization, f32, as emit_layer_norm (emitters/normalize.cpp).
+std::string unsupported_layer_norm(const ir::Node& node) {
+  if (std::string r = cpp::unsupported_layer_norm(node); !r.empty()) return r;
+  return cpp::require_f32(node);
+}
+
+void lower_layer_norm(Lowerer& l, const ir::Node& node) {
+  const std::vector<int64_t> x = cpp::dims_of(node.input(0));
+  const int64_t axis = ir::norm_axis(node, static_cast<int64_t>(x.size()));
+  int64_t rows = 1, len = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) (d < axis ? rows : len) *= x[static_cast<size_t>(d)];
+  if (node.op() == "RMSNormalization") {
+    l.call("kiln_abi_rms_norm_f32", {l.i64(rows), l.i64(len), l.in(node, 0), l.in(node, 1), l.f32(node.f("epsilon")),
+                                     l.out(node, 0)});
+    return;
+  }
+  auto out_or_null = [&](size_t i) { return node.num_outputs() > i && node.output(i) ? l.out(node, i) : l.null(); };
+  l.call("kiln_abi_layer_norm_f32", {l.i64(rows), l.i64(len), l.in(node, 0), l.in(node, 1), l.in(node, 2),
+                                     l.f32(node.f("epsilon")), l.out(node, 0), out_or_null(1), out_or_null(2)});
+}
+
+// Attention, f32, without a past, padding lengths or outputs beyond Y: emit (emitters/attention.cpp).
+std::string unsupported_attention(const ir::Node& node) {
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const ir::Value* v = node.input(i);
+    const bool mask = i == ir::kAttnMask && v && v->dtype() == ir::DType::Bool;
+    if (v && v->dtype() != ir::DType::F32 && !mask)
+      return fmt::format("input '{}' is {}; the LLVM backend compiles f32 attention", v->name(), ir::dtype_name(v->dtype()));
+  }
+  if (ir::attention_needs_present(node) || node.num_outputs() > 1 || node.has_input(ir::kAttnNonpad) ||
+      node.has_input(ir::kAttnPastKey))
+    return "the LLVM backend compiles attention without a past, padding lengths or extra outputs";
+  return "";
+}
+
+void lower_attention(Lowerer& l, const ir::Node& node) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < node.num_inputs(); ++i)
+    dims.push_back(node.has_input(i) ? cpp::dims_of(node.input(i)) : std::vector<int64_t>{});
+  const kiln::rt::AttentionParams p = ir::attention_params(node, dims, false);
+  std::vector<int64_t> f = {p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim, p.v_head_dim};
+  for (const kiln::rt::AttentionLayout* lay : {&p.q, &p.k, &p.v, &p.y}) f.insert(f.end(), {lay->batch, lay->head, lay->seq});
+  f.insert(f.end(), {p.mask.stride[0], p.mask.stride[1], p.mask.stride[2], p.mask.stride[3], p.mask.keys,
+                     p.mask.causal_offset});
+  const bool has_mask = node.has_input(ir::kAttnMask);
+  const int32_t mask_kind = !has_mask ? 0 : node.input(ir::kAttnMask)->dtype() == ir::DType::Bool ? 1 : 2;
+  llvm::Value* done = l.call("kiln_abi_attention_f32", l.b.getInt32Ty(),
+                             {l.i64_array(f), l.i32(p.mask.causal ? 1 : 0), l.i32(mask_kind),
+                              has_mask ? l.in(node, ir::kAttnMask) : l.null(), l.f32(p.scale), l.f32(p.softcap),
+                              l.in(node, ir::kAttnQ), l.in(node, ir::kAttnK), l.in(node, ir::kAttnV), l.out(node, 0),
+                              l.pool()});
+  l.fail_unless(l.b.CreateICmpNE(done, l.i32(0)), node, "out of memory");
+}
+
 const std::map<std::string, OpLowering, std::less<>>& lowerings() {
   static const std::map<std::string, OpLowering, std::less<>> table = [] {
     std::map<std::string, OpLowering, std::less<>> t = {
@@ -659,6 +739,9 @@ const std::map<std::string, OpLowering, std::less<>>& lowerings() {
         {"kiln.FusedConvDepthwise", {unsupported_conv_depthwise, lower_conv_depthwise}},
         {"kiln.FusedDepthwiseConv", {unsupported_depthwise_conv, lower_depthwise_conv}},
         {"kiln.Elementwise", {unsupported_chain, lower_chain}},
+        {"LayerNormalization", {unsupported_layer_norm, lower_layer_norm}},
+        {"RMSNormalization", {unsupported_layer_norm, lower_layer_norm}},
+        {"Attention", {unsupported_attention, lower_attention}},
     };
     for (const ir::OpDef* def : ir::registry().all())
       if (has_scalar_lowering(def->name) && !def->scalar_expr.empty() && def->inputs.size() <= 2)
@@ -861,12 +944,13 @@ LlvmModel write_object(const ir::Graph& graph, const LlvmOptions& options, const
   cpp::WeightBlob weights(passes::Precision::FP32);
   const cpp::Plan plan = cpp::plan_graph(graph, weights, options.emit, {});
 
-  // int32_t run(A, W, in, out, pool, prof)
-  auto* run_type = llvm::FunctionType::get(llvm::Type::getInt32Ty(c), {p, p, p, p, p, p}, false);
+  // int32_t run(A, W, in, out, pool, prof, error): kiln_model_run_fn
+  auto* run_type = llvm::FunctionType::get(llvm::Type::getInt32Ty(c), {p, p, p, p, p, p, p}, false);
   auto* run = llvm::Function::Create(run_type, llvm::GlobalValue::InternalLinkage, "kiln_run_graph", m);
   run->setUWTableKind(llvm::UWTableKind::Async);
+  llvm::BasicBlock::Create(c, "entry", run);
   Lowerer l(m, run, plan, weights, options.emit);
-  l.b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", run));
+  l.b.SetInsertPoint(&run->getEntryBlock());
   llvm::Value* run_start = l.call("kiln_abi_now_ns", l.b.getInt64Ty(), {});
   std::vector<std::string> node_names, node_ops;
   for (const auto& n : graph.nodes()) {

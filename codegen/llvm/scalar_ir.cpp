@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <string>
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
@@ -25,9 +26,18 @@ float attr_f(std::string_view op, const ir::AttributeMap& attrs, const char* nam
   fail("{} has no attribute {}", op, name);
 }
 
+// A string attribute of `op`: the node's, else the registry's default.
+std::string attr_s(std::string_view op, const ir::AttributeMap& attrs, const char* name) {
+  if (auto it = attrs.find(name); it != attrs.end()) return it->second.s();
+  const ir::OpDef* def = ir::registry().find(op);
+  for (const ir::AttrSpec& spec : def->attrs)
+    if (spec.name == name && spec.default_value) return spec.default_value->s();
+  fail("{} has no attribute {}", op, name);
+}
+
 V c(B& b, float v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
 
-// libm's float function `name` (what std::exp(float) and friends call).
+// libm's float function `name` (what std::exp(float) and friends call), or the runtime's.
 V libm(B& b, llvm::Module& m, const char* name, V x) {
   llvm::FunctionCallee f = m.getOrInsertFunction(name, llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false));
   return b.CreateCall(f, {x});
@@ -91,6 +101,18 @@ const std::map<std::string, Lowering, std::less<>>& table() {
        }},
       {"Swish", [](B& b, llvm::Module& m, auto op, auto& attrs, auto& a) {
          return b.CreateFMul(a[0], sigmoid_of(b, m, b.CreateFMul(c(b, -attr_f(op, attrs, "alpha")), a[0])));
+       }},
+      {"Gelu", [](B& b, llvm::Module& m, auto op, auto& attrs, auto& a) {
+         // T(0.5) * x * (...): (0.5 * x) times the bracket, as C++ groups it.
+         const V half_x = b.CreateFMul(c(b, 0.5f), a[0]);
+         if (attr_s(op, attrs, "approximate") == "tanh") {
+           V cube = b.CreateFMul(b.CreateFMul(b.CreateFMul(c(b, 0.044715f), a[0]), a[0]), a[0]);
+           V inner = b.CreateFMul(c(b, 0.7978845608028654f), b.CreateFAdd(a[0], cube));
+           return b.CreateFMul(half_x, b.CreateFAdd(c(b, 1.f), libm(b, m, "tanhf", inner)));
+         }
+         // kiln::rt::erf, the runtime's (kiln/rt/kernel_abi.h), so its polynomial is written once.
+         V e = libm(b, m, "kiln_abi_erf_f32", b.CreateFMul(a[0], c(b, 0.7071067811865476f)));
+         return b.CreateFMul(half_x, b.CreateFAdd(c(b, 1.f), e));
        }},
       {"Softsign", [](B& b, llvm::Module&, auto, auto&, auto& a) {
          return b.CreateFDiv(a[0], b.CreateFAdd(c(b, 1.f), b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0])));

@@ -8,6 +8,8 @@
 #include "kiln/rt/gemm.h"
 #include "kiln/rt/layout.h"
 #include "kiln/rt/norm.h"
+#include "kiln/rt/normalize.h"
+#include "kiln/rt/attention.h"
 #include "kiln/rt/pool.h"
 #include "kiln/rt/profile.h"
 #include "kiln/rt/thread_pool.h"
@@ -118,6 +120,44 @@ void kiln_abi_depthwise3x3_pointwise_f32(const int64_t* p, const float* x, const
   const kiln::rt::DepthwisePointwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
   kiln::rt::depthwise3x3_pointwise_f32(params, x, w1, b1, store_activation(act1, lo1, hi1), w2, b2,
                                        store_activation(act2, lo2, hi2), y, pool_of(pool));
+}
+
+void kiln_abi_layer_norm_f32(int64_t rows, int64_t len, const float* x, const float* scale, const float* bias,
+                             float eps, float* y, float* mean_out, float* inv_std_out) {
+  kiln::rt::layer_norm<float, float, float>(rows, len, x, scale, bias, eps, y, mean_out, inv_std_out);
+}
+
+void kiln_abi_rms_norm_f32(int64_t rows, int64_t len, const float* x, const float* scale, float eps, float* y) {
+  kiln::rt::rms_norm<float, float>(rows, len, x, scale, eps, y);
+}
+
+int32_t kiln_abi_attention_f32(const int64_t* f, int32_t causal, int32_t mask_kind, const void* mask, float scale,
+                               float softcap, const float* q, const float* k, const float* v, float* y, void* pool) {
+  kiln::rt::AttentionParams p;
+  p.batch = f[0];
+  p.q_heads = f[1];
+  p.kv_heads = f[2];
+  p.q_len = f[3];
+  p.kv_len = f[4];
+  p.head_dim = f[5];
+  p.v_head_dim = f[6];
+  kiln::rt::AttentionLayout* layouts[4] = {&p.q, &p.k, &p.v, &p.y};
+  for (int l = 0; l < 4; ++l) *layouts[l] = kiln::rt::AttentionLayout{f[7 + 3 * l], f[8 + 3 * l], f[9 + 3 * l]};
+  p.scale = scale;
+  p.softcap = softcap;
+  if (causal) {
+    p.mask.causal = true;
+    p.mask.causal_offset = f[24];
+  }
+  if (mask_kind != 0) {
+    if (mask_kind == 1)
+      p.mask.allow = static_cast<const bool*>(mask);
+    else
+      p.mask.bias = static_cast<const float*>(mask);
+    p.mask.keys = f[23];
+    for (int d = 0; d < 4; ++d) p.mask.stride[d] = f[19 + d];
+  }
+  return kiln::rt::attention_f32(p, q, k, v, y, pool_of(pool)) ? 1 : 0;
 }
 
 void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool) {

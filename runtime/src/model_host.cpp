@@ -102,9 +102,11 @@ int kiln_host_run(const kiln_model_desc* d, kiln_host_context* ctx, const void* 
   ctx->error.clear();
   try {
     kiln::rt::NodeTime* prof = ctx->profiling ? ctx->times : nullptr;
-    const int rc = d->run(ctx->arena, ctx->weights, inputs, outputs, &ctx->pool, prof);
-    ctx->profiled = rc == 0 && ctx->profiling;
-    return rc;
+    const char* error = nullptr;
+    const int rc = d->run(ctx->arena, ctx->weights, inputs, outputs, &ctx->pool, prof, &error);
+    if (rc != 0) return fail(ctx, error ? error : "the model failed while running");
+    ctx->profiled = ctx->profiling;
+    return 0;
   } catch (...) {
     return fail(ctx, "unexpected failure while running the model");
   }

@@ -18,6 +18,7 @@
 #include "codegen/llvm/scalar_ir.h"
 #include "ir/interpreter.h"
 #include "ir/op_registry.h"
+#include "kiln/rt/kernel_abi.h"
 #include "kiln/rt/scalar_ops.h"
 #include "op_test_util.h"
 
@@ -59,6 +60,11 @@ class Jit {
         jit_->getDataLayout().getGlobalPrefix());
     REQUIRE(static_cast<bool>(process));
     jit_->getMainJITDylib().addGenerator(std::move(*process));
+    // The runtime's entry points the lowerings call (Gelu's erf), from this test's own link.
+    llvm::orc::SymbolMap runtime;
+    runtime[jit_->mangleAndIntern("kiln_abi_erf_f32")] = {llvm::orc::ExecutorAddr::fromPtr(&kiln_abi_erf_f32),
+                                                          llvm::JITSymbolFlags::Exported};
+    llvm::cantFail(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))));
   }
 
   Kernel compile(const std::string& op, size_t arity) {
@@ -170,5 +176,23 @@ TEST_CASE("Clip and the fused Clip select as kiln::rt::clip and the fused emitte
     const float want_fused = x[i] < lo[i] ? lo[i] : (x[i] > hi[i] ? hi[i] : x[i]);
     bad += !same_bits(got_clip[i], want_clip) + !same_bits(got_fused[i], want_fused);
   }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("Gelu's tanh form gives the registry's reference bit for bit") {
+  Jit jit;
+  kiln::ir::AttributeMap attrs;
+  attrs.emplace("approximate", kiln::ir::Attribute(std::string("tanh")));
+  Kernel gelu = jit.compile("gelu_tanh", 1, [&](llvm::IRBuilder<>& b, llvm::Module& m, const std::vector<llvm::Value*>& a) {
+    return kiln::codegen::llvm_ir::lower_scalar(b, m, "Gelu", attrs, a);
+  });
+  const std::vector<float> x = edge_values();
+  kiln::ir::test::OpTest t;
+  const int64_t n = static_cast<int64_t>(x.size());
+  const Tensor reference = t.run1(t.node("Gelu", {t.input("x", kiln::ir::test::f32({n}, x))}, attrs));
+  std::vector<float> got(x.size());
+  gelu(x.data(), nullptr, nullptr, got.data(), n);
+  size_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += !same_bits(got[static_cast<size_t>(i)], reference.data<float>()[i]);
   CHECK(bad == 0);
 }

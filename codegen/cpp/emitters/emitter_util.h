@@ -68,6 +68,10 @@ int conv2d_winograd_tile(const ir::Node& node, const EmitOptions& options);
 void emit_conv2d(EmitContext& ctx, const ir::Node& node, const std::string& epilogue);
 bool conv2d_packs_weights(const ir::Node& node, size_t input);
 
+// LayerNormalization and RMSNormalization: "" when they compile (a float input, scale and bias
+// of the normalized length), else why not.
+std::string unsupported_layer_norm(const ir::Node& node);
+
 // True when `v` is an f32 constant (weights the emitter may rearrange at compile time).
 bool is_f32_constant(const ir::Value* v);
 

@@ -48,6 +48,8 @@ ir::Dim symbolic_rows(const ir::Node& node, int64_t& len) {
   return rows;
 }
 
+}  // namespace
+
 std::string unsupported_layer_norm(const ir::Node& node) {
   if (std::string r = require_float_input(node); !r.empty()) return r;
   int64_t len;
@@ -62,6 +64,8 @@ std::string unsupported_layer_norm(const ir::Node& node) {
                          node.input(i)->name(), numel_of(node.input(i)), len);
   return "";
 }
+
+namespace {
 
 void emit_layer_norm(EmitContext& ctx, const ir::Node& node) {
   int64_t len;

@@ -48,6 +48,17 @@ void kiln_abi_expand_depthwise3x3_f32(const int64_t* p, const float* x, const fl
 void kiln_abi_depthwise3x3_pointwise_f32(const int64_t* p, const float* x, const float* w1, const float* b1,
                                          int32_t act1, float lo1, float hi1, const float* w2, const float* b2,
                                          int32_t act2, float lo2, float hi2, float* y, void* pool);
+// LayerNormalization (mean_out and inv_std_out may be null) and RMSNormalization, f32.
+void kiln_abi_layer_norm_f32(int64_t rows, int64_t len, const float* x, const float* scale, const float* bias,
+                             float eps, float* y, float* mean_out, float* inv_std_out);
+void kiln_abi_rms_norm_f32(int64_t rows, int64_t len, const float* x, const float* scale, float eps, float* y);
+// f: batch, q_heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, the q, k, v and y layouts
+// (batch, head, seq strides), the mask's 4 strides, its keys and the causal offset.
+// mask_kind: 0 none, 1 bool (allow), 2 f32 (bias). 1 when done, 0 when out of memory.
+int32_t kiln_abi_attention_f32(const int64_t* f, int32_t causal, int32_t mask_kind, const void* mask, float scale,
+                               float softcap, const float* q, const float* k, const float* v, float* y, void* pool);
+// kiln::rt::erf on one float (Gelu's exact form in generated code that is not C++).
+float kiln_abi_erf_f32(float x);
 void kiln_abi_global_avgpool_f32(int64_t NC, int64_t spatial, const float* x, float* y, void* pool);
 // g: M, N, K, A's ld and trans, B's ld, trans and packed, C's ld; then the epilogue's fields.
 void kiln_abi_gemm_f32(const int64_t* g, float alpha, const float* a, const float* b, float beta, float* c,

@@ -14,10 +14,11 @@ extern "C" {
 // at NAME_create rather than misread.
 #define KILN_MODEL_DESC_ABI 1
 
-// Runs the model's nodes: 0, or non-zero after a node failed. `pool` is a kiln::rt::ThreadPool,
-// `prof` the per-node timings (kiln::rt::NodeTime) or null.
+// Runs the model's nodes: 0, or non-zero after a node failed, with `*error` set to a message
+// naming it. `pool` is a kiln::rt::ThreadPool, `prof` the per-node timings (kiln::rt::NodeTime)
+// or null.
 typedef int32_t (*kiln_model_run_fn)(unsigned char* arena, const unsigned char* weights, const void* const* in,
-                                     void* const* out, void* pool, void* prof);
+                                     void* const* out, void* pool, void* prof, const char** error);
 
 // Every field is 8 bytes (an integer or a pointer) so that generated code lays the table out as
 // an array of such fields, in this order, on any 64-bit target.
