@@ -179,29 +179,61 @@ void remove_stale_staging(const fs::path& cache_root) {
   }
 }
 
+// True when `cxx` names a program that exists: a path, or a name found on $PATH.
+bool compiler_found(const std::string& cxx) {
+  auto runnable = [](const fs::path& p) { return access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
+  if (cxx.find('/') != std::string::npos) return runnable(cxx);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && runnable(fs::path(dir) / cxx)) return true;
+  return false;
+}
+
 // Compiles the runtime into a cache directory (once per runtime, target, compiler and flags) and
-// returns its object files.
+// returns its object files. `need_compiler` false (the LLVM backend without a C++ compiler on
+// this machine): the folder last built for this runtime, target and flags by any compiler, named
+// by the runtime-any-KEY file beside it; fails when there is none.
 std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOptions& options,
-                                      const fs::path& work_dir) {
+                                      const fs::path& work_dir, bool need_compiler = true) {
   std::string cxx = compiler(options);
   std::vector<std::string> flags = compile_flags(options);
-  uint64_t key = fnv1a(compiler_identity(cxx, work_dir));
-  key = fnv1a(options.triple, key);
-  key = fnv1a(fmt::format("{}", fmt::join(flags, " ")), key);
+  uint64_t base = fnv1a(options.triple);
+  base = fnv1a(fmt::format("{}", fmt::join(flags, " ")), base);
   std::vector<std::string> sources;
   for (const EmbeddedFile& f : runtime_files()) {
-    key = fnv1a(f.path, key);
-    key = fnv1a(f.data, key);
+    base = fnv1a(f.path, base);
+    base = fnv1a(f.data, base);
     if (f.path.substr(0, 4) == "src/") sources.emplace_back(f.path);
   }
-  fs::path cache = runtime_cache_dir() / fmt::format("runtime-{:016x}", key);
   auto objects_in = [&](const fs::path& dir) {
     std::vector<fs::path> objs;
     for (const std::string& s : sources) objs.push_back(dir / (fs::path(s).stem().string() + ".o"));
     return objs;
   };
+  const fs::path any = runtime_cache_dir() / fmt::format("runtime-any-{:016x}", base);
+  if (!need_compiler) {
+    std::error_code ec;
+    const std::string name = fs::exists(any, ec) ? read_file(any) : "";
+    const fs::path dir = runtime_cache_dir() / name;
+    if (name.empty() || name.find('/') != std::string::npos || !fs::exists(dir / "complete", ec))
+      fail("kiln's runtime for {} is not built yet, and building it needs a C++ compiler ('{}' not found; set $CXX)",
+           options.triple.empty() ? "this machine" : options.triple, cxx);
+    return objects_in(dir);
+  }
+  const uint64_t key = fnv1a(compiler_identity(cxx, work_dir), base);
+  fs::path cache = runtime_cache_dir() / fmt::format("runtime-{:016x}", key);
+  // Names `cache` as the runtime for compiler-less builds (written whole, then renamed).
+  auto remember = [&](const fs::path& dir) {
+    std::error_code ec;
+    const fs::path tmp = any.string() + fmt::format(".{}", getpid());
+    write_file(tmp, dir.filename().string());
+    fs::rename(tmp, any, ec);
+    if (ec) fs::remove(tmp, ec);
+    return objects_in(dir);
+  };
   std::error_code ec;
-  if (fs::exists(cache / "complete", ec)) return objects_in(cache);
+  if (fs::exists(cache / "complete", ec)) return remember(cache);
   remove_stale_staging(cache.parent_path());
 
   fs::path build_dir = work_dir / "runtime-objects";
@@ -224,9 +256,10 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
   if (!ec) fs::rename(staging, cache, ec);
   if (ec) {
     fs::remove_all(staging, ec);
-    return objects_in(fs::exists(cache / "complete") ? cache : build_dir);
+    if (fs::exists(cache / "complete")) return remember(cache);
+    return objects_in(build_dir);
   }
-  return objects_in(cache);
+  return remember(cache);
 }
 
 }  // namespace
@@ -334,7 +367,12 @@ void build_from_object(const std::string& name, const fs::path& model_object, co
   // The runtime's sources, for the cache's key (and its build on first use).
   const fs::path src_dir = work / "src";
   for (const EmbeddedFile& f : runtime_files()) write_file(src_dir / "runtime" / f.path, f.data);
-  const std::vector<fs::path> rt_objects = runtime_objects(src_dir, options, work);
+  const bool have_cxx = compiler_found(compiler(options));
+  if (options.exe && !have_cxx)
+    fail("linking the executable needs the C++ compiler driver '{}' (set $CXX); --emit obj and lib need none once "
+         "kiln's runtime for the target is built",
+         compiler(options));
+  const std::vector<fs::path> rt_objects = runtime_objects(src_dir, options, work, have_cxx);
   std::vector<Command> links;
   if (options.obj || options.exe) {
     const fs::path rt = (options.obj ? out_dir : work) / "libkiln_rt.a";

@@ -46,7 +46,9 @@ void build(const GeneratedModel& model, const std::filesystem::path& src_dir,
 // `model_object` (NAME.o, placed into out_dir when options.obj) with the target's runtime
 // (built once and cached, as for the C++ backend) into libkiln_rt.a (obj), libNAME.a (lib)
 // and the executable NAME (exe, with `main_object`). No source is compiled when the runtime
-// is cached; the executable is linked through options' compiler driver.
+// is cached; without any C++ compiler on this machine (options' or $CXX, not found), obj and
+// lib take the runtime last built for the target and flags by any compiler, and exe, which the
+// compiler driver links, is refused.
 void build_from_object(const std::string& name, const std::filesystem::path& model_object,
                        const std::filesystem::path& main_object, const std::filesystem::path& out_dir,
                        const BuildOptions& options);

@@ -12,6 +12,8 @@
 - --target aarch64-linux-gnu: the CNN's LLVM object is an AArch64 ELF file, its executable and
   a C program linked by aarch64-linux-gnu-gcc run under qemu-user, take the NEON kernels
   (KILN_LOG_KERNELS=1) and match this machine's outputs within 1e-5 of the scale.
+- with the runtime cached, --emit obj,lib need no C++ compiler ($CXX naming none); the
+  executable, and an empty cache, then fail naming what is missing.
 - what the backend refuses (--emit shared, --precision fp16, bounded dims) fails cleanly.
 
   llvm_backend.py KILN WORK_DIR
@@ -152,6 +154,25 @@ def check_cross(kiln, model, inputs, work):
           f"{CROSS}: the C program runs the object and gives the executable's output" + ("" if p.returncode == 0 else f"\n{p.stderr}"))
 
 
+def check_no_compiler(kiln, work):
+    """With kiln's runtime cached, --backend llvm --emit obj,lib runs no C++ compiler: it works
+    with $CXX naming none; the executable (linked by the driver) and an empty cache fail clearly."""
+    mlp = os.path.join(ct.REPO, "models", "mlp", "model.onnx")
+    env = dict(os.environ, CXX="/nonexistent/c++")
+    out = os.path.join(work, "no_compiler")
+    p = run([kiln, "compile", mlp, "-o", out, "--name", "mlp", "--backend", "llvm", "--emit", "obj,lib"], env=env)
+    ok = p.returncode == 0 and all(os.path.exists(os.path.join(out, f)) for f in ("mlp.o", "libkiln_rt.a", "libmlp.a"))
+    check(ok, "no C++ compiler: --backend llvm --emit obj,lib builds from the cached runtime" + ("" if ok else f"\n{p.stderr}"))
+    for args, env_extra, wanted in (
+            (["--emit", "exe"], {}, "linking the executable needs the C++ compiler driver"),
+            (["--emit", "obj"], {"KILN_CACHE_DIR": os.path.join(work, "empty_cache")}, "is not built yet")):
+        out = os.path.join(work, "no_compiler_" + args[1])
+        p = run([kiln, "compile", mlp, "-o", out, "--backend", "llvm", *args], env=dict(env, **env_extra))
+        ok = p.returncode != 0 and wanted in p.stderr and not os.path.exists(out)
+        check(ok, f"no C++ compiler, {' '.join(args)}{' and an empty cache' if env_extra else ''}: fails saying "
+              f"'{wanted}'" + ("" if ok else f"\n{p.stderr}"))
+
+
 def check_errors(kiln, work):
     mlp = os.path.join(ct.REPO, "models", "mlp", "model.onnx")
     digits = os.path.join(ct.REPO, "models", "digits", "model.onnx")
@@ -180,6 +201,7 @@ def main():
         check_model(kiln, os.path.basename(d), os.path.join(d, "model.onnx"), ct.inputs_of(d),
                     [os.path.join(d, f"expected_{k}.npy") for k in range(n)], work)
     check_cross(kiln, cnn, cnn_inputs, work)
+    check_no_compiler(kiln, work)
     check_errors(kiln, work)
     failures = ct.failures
     print(f"{len(failures)} failure(s)" if failures else "all checks passed")
