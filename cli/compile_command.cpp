@@ -35,6 +35,7 @@
 #include "codegen/cpp/content_hash.h"
 #include "codegen/cpp/cpp_backend.h"
 #include "codegen/cpp/target.h"
+#include "codegen/cuda/cuda_backend.h"
 #include "codegen/llvm/llvm_backend.h"
 #include "ir/error.h"
 #include "ir/ops/channels_last.h"
@@ -60,6 +61,7 @@ struct CompileArgs {
   std::string cpu = "generic";
   codegen::cpp::EmitOptions emit_options;  // --conv-algo
   std::string backend = "cpp";  // --backend: cpp or llvm
+  std::string cuda_arch = codegen::cuda::kDefaultCudaArchs;  // --cuda-arch, with --target cuda
   int jobs = 2;
   bool verbose = false;
   passes::PipelineOptions pipeline;  // cli/pipeline_options.h
@@ -284,8 +286,11 @@ std::string summary(const fs::path& out, double seconds) {
 }
 
 // --target, else this machine's.
+// --target cuda: NVIDIA GPUs, driven from this machine's CPU (whose code the host part is).
+bool is_cuda(const CompileArgs& args) { return args.target == "cuda"; }
+
 const codegen::cpp::Target& target_of(const CompileArgs& args) {
-  if (!args.target.empty()) return codegen::cpp::find_target(args.target);
+  if (!args.target.empty() && !is_cuda(args)) return codegen::cpp::find_target(args.target);
   if (const codegen::cpp::Target* host = codegen::cpp::host_target()) return *host;
   fail("this machine's architecture is not one kiln knows: give --target ({})", codegen::cpp::known_triples());
 }
@@ -305,6 +310,10 @@ void set_build_options(const CompileArgs& args, const std::set<std::string>& emi
   build.triple = std::string(target.triple);
   build.jobs = std::max(1, args.jobs);
   build.log = args.verbose ? &std::cerr : nullptr;
+  if (is_cuda(args)) {
+    build.cuda_home = codegen::cuda::cuda_home();
+    build.cuda_archs = codegen::cuda::parse_cuda_archs(args.cuda_arch);
+  }
   if (progress.enabled()) {
     // Each of the builder's steps (runtime, model, archive, link) with its own clock; "K/N
     // units" updates the step.
@@ -415,6 +424,12 @@ int run_compile(const CompileArgs& args) {
   if (args.verify.bisect && args.verify.engine.empty()) fail("--bisect needs --verify-against");
   if (args.weights != "embedded" && args.weights != "external")
     fail("--weights {}: expected embedded or external", args.weights);
+  if (is_cuda(args)) {
+    if (args.backend != "cpp") fail("--target cuda writes CUDA C++ (--backend cpp)");
+    if (!args.verify.engine.empty()) fail("--verify-against runs the executable on the CPU's inputs; with --target cuda compare on a GPU machine (scripts/gpu_check.sh)");
+    if (args.precision.precision == passes::Precision::Int8) fail("--target cuda: --precision int8 is not supported yet (fp32, fp16, bf16)");
+    codegen::cuda::parse_cuda_archs(args.cuda_arch);  // a bad --cuda-arch fails before the work
+  }
   check_precision_options(args.precision);
   const codegen::cpp::Target& target = target_of(args);
   codegen::cpp::march_for(target, args.cpu);  // a --cpu the target lacks fails before the work
@@ -453,6 +468,8 @@ int run_compile(const CompileArgs& args) {
     load.params = args.params;
     load.tf = args.tf;
     load.pipeline = args.pipeline;
+    if (is_cuda(args))
+      for (const std::string& p : codegen::cuda::cpu_only_passes()) load.pipeline.disabled.insert(p);
     load.limits = args.limits;
     load.precision = args.precision.precision;
     if (load.precision == passes::Precision::Int8) {
@@ -475,8 +492,16 @@ int run_compile(const CompileArgs& args) {
       fmt::print(stderr, "{}\n", summary(out, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
       return 0;
     }
+    codegen::cuda::CudaOptions cuda;
+    cuda.precision = options.precision;
+    if (is_cuda(args) && args.verbose) {
+      const codegen::cuda::Placement where = codegen::cuda::placement(*graph, cuda);
+      fmt::print(stderr, "kiln: {} nodes on the GPU, {} on the host\n", where.device, where.host);
+      for (const std::string& line : where.lines) fmt::print(stderr, "kiln:   {}\n", line);
+    }
     model = timer.phase("codegen", [&] {
       try {
+        if (is_cuda(args)) return codegen::cuda::generate_cuda(*graph, options, cuda);
         return codegen::cpp::generate_cpp(*graph, options);
       } catch (const Error& e) {
         fail("{}: {}", args.model, e.what());
@@ -539,8 +564,12 @@ Command add_compile_command(CLI::App& app) {
                   "--dim seq=1..256 (repeatable)");
   cmd->add_option("--target", args->target,
                   fmt::format("the machine to build for: {} (default: this machine's); another machine's is built "
-                              "with TRIPLE-g++",
+                              "with TRIPLE-g++; or cuda: NVIDIA GPUs, through nvcc and cuBLAS (CUDA toolkit 12 or later)",
                               codegen::cpp::known_triples()));
+  cmd->add_option("--cuda-arch", args->cuda_arch,
+                  "with --target cuda: the GPU architectures to build for, compute capabilities comma-separated "
+                  "(SASS for each, PTX of the last for newer GPUs)")
+      ->capture_default_str();
   cmd->add_option("--cpu", args->cpu,
                   "instruction set of the binary: generic (portable; on x86-64 hot kernels choose AVX2+FMA at "
                   "run time), native (this machine's), x86-64-v2, x86-64-v3 (x86_64-linux-gnu)")

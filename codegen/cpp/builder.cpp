@@ -262,6 +262,24 @@ std::vector<fs::path> runtime_objects(const fs::path& src_dir, const BuildOption
   return remember(cache);
 }
 
+// model.cu through nvcc: the host code by the same C++ compiler and flags as the rest, the
+// device code as SASS for each architecture plus PTX of the newest (for later GPUs).
+Command nvcc_command(const BuildOptions& options, const std::string& cxx, const fs::path& src_dir, const fs::path& work) {
+  Command c{{(fs::path(options.cuda_home) / "bin" / "nvcc").string()}, "model.cu", src_dir};
+  std::vector<std::string> host = compile_flags(options);
+  host.push_back(kModelContractFlag);
+  std::string xcompiler;
+  for (const std::string& f : host)
+    if (f != "-std=c++17" && f != "-O3") xcompiler += (xcompiler.empty() ? "" : ",") + f;
+  c.argv.insert(c.argv.end(), {"-std=c++17", "-O3", "--expt-relaxed-constexpr", "-ccbin", cxx, "-Xcompiler", xcompiler});
+  for (const std::string& a : options.cuda_archs) c.argv.push_back(fmt::format("-gencode=arch=compute_{0},code=sm_{0}", a));
+  if (!options.cuda_archs.empty())
+    c.argv.push_back(fmt::format("-gencode=arch=compute_{0},code=compute_{0}", options.cuda_archs.back()));
+  c.argv.insert(c.argv.end(), {"-I", src_dir.string(), "-I", (src_dir / "runtime/include").string(), "-c",
+                               (src_dir / "model.cu").string(), "-o", (work / "model.o").string()});
+  return c;
+}
+
 }  // namespace
 
 fs::path runtime_cache_dir() {
@@ -287,11 +305,17 @@ void build(const GeneratedModel& model, const fs::path& src, const fs::path& out
 
   std::string cxx = compiler(options);
   std::vector<std::string> flags = compile_flags(options);
-  std::vector<std::string> model_sources = {"model.cpp", "metadata.cpp"};
+  const bool cuda = model.files.count("model.cu") > 0;
+  if (cuda && options.cuda_home.empty()) fail("internal: a CUDA model without the CUDA toolkit's folder");
+  std::vector<std::string> model_sources = {cuda ? "model.cu" : "model.cpp", "metadata.cpp"};
   if (model.files.count(model.name + "_weights.cpp")) model_sources.push_back(model.name + "_weights.cpp");
   if (options.exe) model_sources.push_back("main.cpp");
   std::vector<Command> commands;
   for (const std::string& s : model_sources) {
+    if (s == "model.cu") {
+      commands.push_back(nvcc_command(options, cxx, src_dir, work));
+      continue;
+    }
     Command c{{cxx}, s, src_dir};
     c.argv.insert(c.argv.end(), flags.begin(), flags.end());
     c.argv.push_back(kModelContractFlag);
@@ -334,6 +358,11 @@ void build(const GeneratedModel& model, const fs::path& src, const fs::path& out
   run_commands(links, one_at_a_time, work);
   links.clear();
   std::vector<std::string> extra = extra_flags();
+  if (cuda) {
+    // cuBLAS and the CUDA runtime, found at run time where the toolkit is.
+    const std::string lib = (fs::path(options.cuda_home) / "lib64").string();
+    extra.insert(extra.end(), {"-L" + lib, "-Wl,-rpath," + lib, "-lcublas", "-lcudart"});
+  }
   if (options.exe) {
     Command exe{{cxx, "-pthread", "-o", (out_dir / model.name).string(), (work / "main.o").string(),
                  archive.string()},

@@ -6,6 +6,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "codegen/cpp/cpp_backend.h"
 
@@ -25,6 +26,11 @@ struct BuildOptions {
   // runtime's hot kernels still pick AVX2+FMA at run time where the CPU has them), "native",
   // "x86-64-v2", "x86-64-v3".
   std::string march;
+  // CUDA target (model.cu in the sources): the toolkit's folder (nvcc in bin/, cuBLAS in lib64/)
+  // and the GPU architectures to build SASS for (compute capabilities: "80", "90"), with PTX of
+  // the newest for later GPUs.
+  std::string cuda_home;
+  std::vector<std::string> cuda_archs;
   int jobs = 2;                // compiler processes at once
   std::ostream* log = nullptr; // commands, with -v
   // Told what is being done, as it changes: "building kiln's runtime (first use ...): 3/38

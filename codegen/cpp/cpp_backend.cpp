@@ -86,7 +86,8 @@ bool may_write_over(const ir::Node& n, size_t i) {
 
 }  // namespace
 
-Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies) {
+Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies,
+                const DeviceLowering* device) {
   Plan plan;
   const EmitterRegistry& registry = emitters();
 
@@ -133,7 +134,8 @@ Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& 
     const Emitter* e = registry.find(n->op());
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const ir::Value* v = n->input(i);
-      if (v && v->is_constant() && packs_item_input(*e, *n, i)) continue;  // packed at emission
+      const bool packed = device && device->on_device(*n) ? !device->reads_weight(*n, i) : packs_item_input(*e, *n, i);
+      if (v && v->is_constant() && packed) continue;  // packed at emission
       place_weight(root_of(v));
     }
   }
@@ -181,8 +183,11 @@ Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& 
       for (const ir::Value* out : n->outputs())
         if (!plan.locations.count(out)) life[out] = {step, step};
     const Emitter* e = registry.find(n->op());
-    if ((e->scratch_bytes || is_control_flow(*n)) && plan.lowering[n.get()] == Lowering::Emit) {
-      size_t bytes = is_control_flow(*n) ? control_flow_scratch(*n, bodies) : item_scratch_bytes(*e, *n, options);
+    const bool on_device = device && device->on_device(*n);
+    if ((e->scratch_bytes || is_control_flow(*n) || on_device) && plan.lowering[n.get()] == Lowering::Emit) {
+      size_t bytes = on_device               ? device->scratch_bytes(*n)
+                     : is_control_flow(*n) ? control_flow_scratch(*n, bodies)
+                                           : item_scratch_bytes(*e, *n, options);
       if (bytes > 0) {
         requests.push_back({bytes, step, step});
         scratch_nodes.push_back(n.get());
@@ -257,8 +262,9 @@ struct GraphCode {
 // functions generated for the bodies (innermost first, each before its callers).
 class ModelCode {
  public:
-  ModelCode(const EmitOptions& emit, passes::Precision precision, std::string name, const TestHooks* hooks)
-      : weights(precision), ctx({}, {}, emit, &weights), name_(std::move(name)), hooks_(hooks) {}
+  ModelCode(const EmitOptions& emit, passes::Precision precision, std::string name, const TestHooks* hooks,
+            DeviceLowering* device = nullptr)
+      : weights(precision), ctx({}, {}, emit, &weights), name_(std::move(name)), hooks_(hooks), device_(device) {}
 
   GraphCode emit(const ir::Graph& graph, bool main) {
     for (const auto& n : graph.nodes())
@@ -266,29 +272,38 @@ class ModelCode {
         for (const ir::Graph* b : bodies_of(*n))
           if (!bodies.count(b)) add_body(*b);
     GraphCode code;
-    code.plan = plan_graph(graph, weights, ctx.options(), bodies);
+    DeviceLowering* device = main ? device_ : nullptr;  // bodies run on the host
+    code.plan = plan_graph(graph, weights, ctx.options(), bodies, device);
     Plan& plan = code.plan;
     if (main && hooks_) check_test_hooks(graph, *hooks_, plan);
     ctx.set_graph(plan.locations, plan.scratch);
+    if (device) device->begin(ctx, plan, weights);
     for (const auto& n : graph.nodes()) {
       Lowering how = plan.lowering[n.get()];
       if (how == Lowering::Alias) continue;  // a view: nothing to run
       ctx.begin_node(*n);
       ctx.line("const uint64_t kiln_t0 = kiln::rt::node_begin(prof);");
-      if (how == Lowering::Copy)
+      const bool on_device = device && device->on_device(*n);
+      if (on_device) device->emit(ctx, *n);
+      else if (device) device->before_host(ctx, *n);
+      if (on_device)
+        ;
+      else if (how == Lowering::Copy)
         ctx.line(fmt::format("std::memcpy({}, {}, {});", ctx.out(*n, 0), ctx.in(*n, 0), run_bytes(ctx, n->output(0))));
       else if (is_control_flow(*n))
         emit_control_flow(ctx, *n, bodies);
       else
         emit_node(ctx, *emitters().find(n->op()), *n);
+      if (device && !on_device) device->after_host(ctx, *n);
       if (main && hooks_) emit_test_hooks(ctx, *n, *hooks_);
       ctx.line(fmt::format("kiln::rt::node_end(prof, {}, run_start, kiln_t0);", code.timed++));
       ctx.end_node();
       code.node_names += fmt::format("    {},\n", string_literal(n->name()));
       code.node_ops += fmt::format("    {},\n", string_literal(n->op()));
     }
+    if (device) device->end(ctx, plan.final_copies);
     for (const auto& [j, v] : plan.final_copies)
-      code.copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j, ctx.value_ptr(v, false),
+      if (!device) code.copies += fmt::format("  std::memcpy(out[{}], {}, {});  // output '{}'\n", j, ctx.value_ptr(v, false),
                                  run_bytes(ctx, v), comment_text(v->name()));
     code.body = ctx.body();
     return code;
@@ -338,6 +353,7 @@ int {fn}({N}_context* ctx, unsigned char* const A, const void* const* in, void* 
 
   std::string name_;
   const TestHooks* hooks_;
+  DeviceLowering* device_;
   std::string functions_;
 };
 
@@ -476,7 +492,8 @@ int set_input_shape({N}_context* ctx, size_t i, int rank, const int64_t* dims) {
                      fmt::arg("data_dependent", data_dependent ? "true" : "false"));
 }
 
-std::string model_source(const ir::Graph& graph, const CppOptions& options, ModelCode& model, const GraphCode& main) {
+std::string model_source(const ir::Graph& graph, const CppOptions& options, ModelCode& model, const GraphCode& main,
+                         const DeviceCode& dev) {
   const Plan& plan = main.plan;
   const std::string& node_names = main.node_names;
   const std::string& node_ops = main.node_ops;
@@ -523,7 +540,7 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Mode
 
 #include "kiln/rt/kiln_rt.h"
 #include "kiln/rt/mapped_file.h"
-{widen_include}#include "{N}.h"
+{widen_include}{dev_includes}#include "{N}.h"
 
 {weights_decl}struct {N}_context {{
   explicit {N}_context(int threads) : pool_storage(threads < 1 ? kiln::rt::physical_core_count() : threads) {{}}
@@ -543,7 +560,7 @@ std::string model_source(const ir::Graph& graph, const CppOptions& options, Mode
   int64_t out_shape[{out_dims}] = {{}};     // after a run: the extents it produced
   int64_t out_capacity[{out_dims}] = {{}};  // the extents output buffers must have
   bool shapes_bound = false;
-}};
+{dev_members}}};
 
 namespace {{
 
@@ -563,7 +580,7 @@ int fail({N}_context* ctx, const char* message) {{
 }}
 
 {shape_code}
-{bodies}int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
+{dev_functions}{bodies}int run_graph({N}_context* ctx, const void* const* in, void* const* out) {{
   unsigned char* const A = ctx->arena;
   const unsigned char* const W = ctx->weights;
   kiln::rt::ThreadPool* const pool = &ctx->pool_storage;
@@ -572,7 +589,7 @@ int fail({N}_context* ctx, const char* message) {{
   const int64_t* const D = ctx->dims;  // the symbolic dims of this run
   (void)run_start;
   (void)D;
-{widen_run}  (void)A;
+{dev_prologue}{widen_run}  (void)A;
   (void)W;
   (void)pool;
   (void)in;
@@ -599,12 +616,12 @@ extern "C" {{
     ctx->owns_arena = true;
     if (!ctx->arena) ctx->error = "out of memory allocating the arena";
   }}
-  return ctx;
+{dev_create}  return ctx;
 }}
 
 int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs) {{
   if (!ctx) return 1;
-  if (!ctx->arena || !ctx->weights{widen_check}) return 1;  // creation failed: see {N}_error
+  if (!ctx->arena || !ctx->weights{widen_check}{dev_check}) return 1;  // creation failed: see {N}_error
   if (!inputs || !outputs) return fail(ctx, "inputs and outputs must not be null");
   for (size_t i = 0; i < {N}_num_inputs(); ++i)
     if (!inputs[i]) return fail(ctx, "an input pointer is null");
@@ -613,7 +630,7 @@ int {N}_run({N}_context* ctx, const void* const* inputs, void* const* outputs) {
   ctx->error.clear();
   if (bind_shapes(ctx) != 0) return 1;
   try {{
-    const int rc = run_graph(ctx, inputs, outputs);
+    const int rc = {run_call};
     ctx->profiled = rc == 0 && ctx->profiling;
     if (rc == 0 && kDataDependentDims) output_shapes(ctx->dims, ctx->out_shape);
     return rc;
@@ -682,7 +699,7 @@ const char* {N}_error(const {N}_context* ctx) {{
 void {N}_destroy({N}_context* ctx) {{
   if (!ctx) return;
   if (ctx->owns_arena) std::free(ctx->arena);
-{widen_destroy}  delete[] ctx->times;
+{widen_destroy}{dev_destroy}  delete[] ctx->times;
   delete ctx;
 }}
 
@@ -709,7 +726,7 @@ int {N}_node_time(const {N}_context* ctx, size_t i, uint64_t* start_ns, uint64_t
 }}
 
 size_t {N}_arena_size(void) {{ return kArenaBytes; }}
-
+{dev_api}
 }}  // extern "C"
 )cpp",
                      fmt::arg("version", KILN_VERSION_STRING), fmt::arg("source", options.source_model),
@@ -730,7 +747,12 @@ size_t {N}_arena_size(void) {{ return kArenaBytes; }}
                      fmt::arg("widen_check", widen.check), fmt::arg("widen_destroy", widen.destroy),
                      fmt::arg("shape_code", shape_code(graph, ctx, N)), fmt::arg("in_dims", std::max<size_t>(in_dims, 1)),
                      fmt::arg("out_dims", std::max<size_t>(out_dims, 1)),
-                     fmt::arg("n_dims", graph.dim_ranges().size() + 1));
+                     fmt::arg("n_dims", graph.dim_ranges().size() + 1), fmt::arg("dev_includes", dev.includes),
+                     fmt::arg("dev_members", dev.context_members), fmt::arg("dev_functions", dev.functions),
+                     fmt::arg("dev_prologue", dev.run_prologue), fmt::arg("dev_create", dev.create),
+                     fmt::arg("dev_check", dev.check),
+                     fmt::arg("run_call", dev.run_call.empty() ? "run_graph(ctx, inputs, outputs)" : dev.run_call),
+                     fmt::arg("dev_destroy", dev.destroy), fmt::arg("dev_api", dev.api));
 }
 
 }  // namespace
@@ -876,12 +898,13 @@ PlanReport plan_report(const ir::Graph& graph, const EmitOptions& options, size_
 
 GeneratedModel generate_cpp(const ir::Graph& graph, const CppOptions& options) {
   check_compilable(graph);
-  ModelCode model(options.emit, options.precision, options.name, &options.test_hooks);
+  ModelCode model(options.emit, options.precision, options.name, &options.test_hooks, options.device);
   model.ctx.set_dim_ranges(graph.dim_ranges());
   GraphCode main = model.emit(graph, true);
   GeneratedModel out;
   out.name = options.name;
-  out.files["model.cpp"] = model_source(graph, options, model, main);
+  const DeviceCode dev = options.device ? options.device->code() : DeviceCode{};
+  out.files[dev.file_name] = model_source(graph, options, model, main, dev);
   out.files["main.cpp"] = main_source(options, !graph.dim_ranges().empty());
   out.files["metadata.cpp"] = metadata_source(graph, options);
   if (!options.external_weights)

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "codegen/cpp/device_lowering.h"
 #include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
 #include "passes/plan_memory.h"
@@ -33,6 +34,8 @@ struct CppOptions {
   // What else decides the binaries (kiln's version and commit, the target, --cpu): hashed with
   // the generated code and the weights into NAME.h's KILN_MODEL_<NAME>_HASH.
   std::string build_identity;
+  // A device that runs some of the main graph's nodes (codegen/cuda); null: the host runs all.
+  DeviceLowering* device = nullptr;
 };
 
 struct GeneratedModel {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/cpp/control_flow.h"
+#include "codegen/cpp/device_lowering.h"
 #include "codegen/cpp/emit_context.h"
 #include "codegen/cpp/emit_options.h"
 #include "ir/graph.h"
@@ -34,7 +35,9 @@ struct Plan {
 
 // Plans `graph` (which must compile: check_compilable), placing the constants its code reads
 // in `weights`, shared by the main graph and the bodies of its control-flow nodes, whose
-// functions are already in `bodies`.
-Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies);
+// functions are already in `bodies`. With `device`, its nodes' scratch and weights are the
+// device code's (device_lowering.h).
+Plan plan_graph(const ir::Graph& graph, WeightBlob& weights, const EmitOptions& options, const BodyFunctions& bodies,
+                const DeviceLowering* device = nullptr);
 
 }  // namespace kiln::codegen::cpp

@@ -16,9 +16,6 @@
 
 namespace kiln::codegen::cpp {
 
-namespace {
-
-// The activation as C++ statements and an expression in `x` (type T = float).
 std::string activation_expr(const ir::Node& node) {
   ir::FusedActivation act = ir::fused_activation(node);
   if (act.op == "none") return "x";
@@ -32,6 +29,8 @@ std::string activation_expr(const ir::Node& node) {
   if (constants.empty()) return def.scalar_expr;
   return fmt::format("[&] {{ {}return {}; }}()", constants, def.scalar_expr);
 }
+
+namespace {
 
 // Declares `ep`, the kiln::rt::Epilogue for the node: adds the bias row of `row` elements
 // (input `bias_index`, when present; the kernel calls the epilogue on row segments) and the

@@ -1,5 +1,5 @@
-// What the depthwise fusions' emitters compute at compile time, for the other backend
-// (codegen/llvm): the kernels' parameters, or why a node does not fit them.
+// What the fused ops' emitters compute at compile time, for the other backends
+// (codegen/llvm, codegen/cuda): the kernels' parameters, or why a node does not fit them.
 #pragma once
 
 #include <string>
@@ -8,6 +8,10 @@
 #include "kiln/rt/depthwise.h"
 
 namespace kiln::codegen::cpp {
+
+// A fused node's activation (its `activation` attributes) as an expression in `x` of type
+// T = float: the activation op's scalar expression from the registry, with its attributes.
+std::string activation_expr(const ir::Node& node);
 
 // kiln.FusedConvDepthwise (1x1 expand, then depthwise 3x3): "" and `p`, or the reason.
 std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwiseParams& p);

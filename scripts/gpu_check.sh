@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The CUDA backend's checks on a machine with an NVIDIA GPU, in one run:
+#   1. cuBLAS's own SGEMM and HGEMM peak (bench/cuda_gemm_peak.cu);
+#   2. every sample of models/ compiled with --target cuda, built by nvcc and run on the GPU,
+#      its outputs compared with the samples' expected outputs (tests/e2e/cuda_backend.py);
+#   3. ResNet-50 and the BERT-base-shaped encoder at batch 1 and 32, fp32 and fp16, timed
+#      against PyTorch on the same GPU, ResNet-50 as a share of the HGEMM peak (bench/cuda_bench.py).
+#
+#   bash scripts/gpu_check.sh --prepare   # here: builds build-gpu/ (kiln without LLVM) and
+#                                         # gathers the libraries it needs into build-gpu/lib
+#   bash scripts/gpu_check.sh [OUT]       # on the GPU machine (nvcc, Python with numpy, onnx,
+#                                         # torch and torchvision); writes OUT/ (default gpu-check/)
+#
+# A GPU machine that reaches nothing outside needs only the working tree and build-gpu/ (with
+# the device tool: carry ["build-gpu"]). Prints each step's result and a table.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+if [[ ${1:-} == --prepare ]]; then
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_WITH_LLVM=OFF -DBUILD_TESTING=OFF > /dev/null
+  ninja -C build-gpu kiln
+  mkdir -p build-gpu/lib
+  # The shared libraries kiln links beyond glibc and libstdc++ (protobuf, onnx's, fmt, zlib).
+  ldd build-gpu/bin/kiln | awk '$3 ~ /^\// {print $3}' |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
+    while read -r lib; do cp -L "$lib" build-gpu/lib/; done
+  du -sh build-gpu/bin/kiln build-gpu/lib
+  exit 0
+fi
+
+out="$(realpath -m "${1:-gpu-check}")"
+mkdir -p "$out"
+kiln="$repo/build-gpu/bin/kiln"
+[[ -x $kiln ]] || kiln="$repo/build/bin/kiln"
+[[ -x $kiln ]] || { echo "gpu_check: no kiln: run 'bash scripts/gpu_check.sh --prepare' first" >&2; exit 1; }
+export LD_LIBRARY_PATH="$repo/build-gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KILN_CACHE_DIR="$out/cache"
+python="${PYTHON:-python3}"
+nvidia-smi -L
+"$kiln" --version
+
+echo "== cuBLAS peak"
+nvcc -O2 -o "$out/cuda_gemm_peak" bench/cuda_gemm_peak.cu -lcublas
+"$out/cuda_gemm_peak" | tee "$out/peak.txt"
+hgemm=$(awk '/^peak HGEMM/ {print $3}' "$out/peak.txt")
+sgemm=$(awk '/^peak SGEMM/ {print $3}' "$out/peak.txt")
+
+echo "== every sample on the GPU against its expected outputs"
+status=0
+"$python" tests/e2e/cuda_backend.py "$kiln" "$out/samples" --jobs "$(nproc)" | tee "$out/samples.txt" || status=1
+
+echo "== ResNet-50 and BERT-base-shaped, kiln against PyTorch"
+"$python" bench/cuda_bench.py "$kiln" "$out/bench" --hgemm-tflops "$hgemm" --sgemm-tflops "$sgemm" | tee "$out/bench.txt" ||
+  status=1
+exit $status
