@@ -434,7 +434,8 @@ int run_compile(const CompileArgs& args) {
   const codegen::cpp::Target& target = target_of(args);
   codegen::cpp::march_for(target, args.cpu);  // a --cpu the target lacks fails before the work
   // Another architecture's executable does not run here (except under an emulator).
-  const bool runs_here = &target == codegen::cpp::host_target();
+  // The CUDA target's executable needs a GPU, which the compiling machine need not have.
+  const bool runs_here = &target == codegen::cpp::host_target() && !is_cuda(args);
   if (!runs_here && !args.verify.engine.empty())
     fail("--verify-against runs the executable, which --target {} builds for another machine", target.triple);
   if (!runs_here && !args.precision.report_path.empty())
@@ -530,7 +531,8 @@ int run_compile(const CompileArgs& args) {
   if (!args.verify.engine.empty()) timer.phase("verify", [&] { verify(args, load, *graph, options, out, build); });
   const bool lowered = args.precision.precision != passes::Precision::FP32;
   if (args.verbose && lowered && !runs_here)
-    fmt::print(stderr, "kiln: no precision report: the {} executable does not run on this machine\n", target.triple);
+    fmt::print(stderr, "kiln: no precision report: the {} executable does not run on this machine\n",
+               is_cuda(args) ? std::string("CUDA") : std::string(target.triple));
   else if (!args.precision.report_path.empty() || (args.verbose && lowered))
     timer.phase("report", [&] { report_precision(args, load, *graph, options, model, out, build, notes); });
   progress.clear();
