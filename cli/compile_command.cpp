@@ -311,8 +311,8 @@ void set_build_options(const CompileArgs& args, const std::set<std::string>& emi
   build.jobs = std::max(1, args.jobs);
   build.log = args.verbose ? &std::cerr : nullptr;
   if (is_cuda(args)) {
-    build.cuda_home = codegen::cuda::cuda_home();
     build.cuda_archs = codegen::cuda::parse_cuda_archs(args.cuda_arch);
+    if (build.exe || build.lib || build.shared || build.obj) build.cuda_home = codegen::cuda::cuda_home();
   }
   if (progress.enabled()) {
     // Each of the builder's steps (runtime, model, archive, link) with its own clock; "K/N
@@ -449,6 +449,15 @@ int run_compile(const CompileArgs& args) {
   options.test_hooks = test_hooks_from_env();
   options.precision = args.precision.precision;
   options.emit = args.emit_options;
+  if (is_cuda(args)) {
+    options.link_libs = "-lcublas -lcudart";
+    try {
+      const std::string lib = (fs::path(codegen::cuda::cuda_home()) / "lib64").string();
+      options.link_libs = fmt::format("-L{0} -Wl,-rpath,{0} {1}", lib, options.link_libs);
+    } catch (const Error&) {
+      // No toolkit here: fine for --emit source; a build fails later, naming what is missing.
+    }
+  }
 
   // OUTDIR's temporary folder first: an unwritable OUTDIR fails before the work, and an
   // interrupted compile removes it (cli/interrupt.h).

@@ -48,7 +48,9 @@ sgemm=$(awk '/^peak SGEMM/ {print $3}' "$out/peak.txt")
 
 echo "== every sample on the GPU against its expected outputs"
 status=0
-"$python" tests/e2e/cuda_backend.py "$kiln" "$out/samples" --jobs "$(nproc)" | tee "$out/samples.txt" || status=1
+runtime_lib="$(dirname "$(dirname "$kiln")")/runtime/libkiln_rt.a"
+"$python" tests/e2e/cuda_backend.py "$kiln" "$out/samples" --runtime-lib "$runtime_lib" --jobs "$(nproc)" |
+  tee "$out/samples.txt" || status=1
 
 echo "== ResNet-50 and BERT-base-shaped, kiln against PyTorch"
 "$python" bench/cuda_bench.py "$kiln" "$out/bench" --hgemm-tflops "$hgemm" --sgemm-tflops "$sgemm" | tee "$out/bench.txt" ||

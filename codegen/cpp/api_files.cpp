@@ -419,7 +419,8 @@ Libs: -L${{libdir}} -l{N}{libs_extra}
 Libs.private: {libs_private}
 )",
                      fmt::arg("comment", header_comment(options)), fmt::arg("N", options.name),
-                     fmt::arg("version", KILN_VERSION_STRING), fmt::arg("libs_extra", shared ? "" : " " + cxx_runtime),
+                     fmt::arg("version", KILN_VERSION_STRING),
+                     fmt::arg("libs_extra", shared ? "" : " " + cxx_runtime + (options.link_libs.empty() ? "" : " " + options.link_libs)),
                      fmt::arg("libs_private", shared ? cxx_runtime : ""));
 }
 

@@ -36,6 +36,9 @@ struct CppOptions {
   std::string build_identity;
   // A device that runs some of the main graph's nodes (codegen/cuda); null: the host runs all.
   DeviceLowering* device = nullptr;
+  // Libraries the model needs besides kiln's runtime and the C++ one, for NAME.pc's static link
+  // line (CUDA: "-L.../lib64 -lcublas -lcudart").
+  std::string link_libs;
 };
 
 struct GeneratedModel {

@@ -22,6 +22,9 @@ struct Plan;
 // Text the device adds to the generated model.cpp (all C++; model.cu with the CUDA backend).
 struct DeviceCode {
   std::string file_name = "model.cpp";  // the model's source file
+  // Code at the top of the file that the device compiler sees (kernels); the rest of the file,
+  // the host's, is then fenced off from the device passes with #if !defined(__CUDA_ARCH__).
+  std::string device_prelude;
   std::string includes;                 // #include lines
   std::string context_members;          // members of NAME_context
   std::string functions;                // namespace-scope code before run_graph (kernels, helpers)

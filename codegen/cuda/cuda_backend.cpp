@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -32,14 +33,6 @@ const std::vector<std::string>& cpu_only_passes() {
 }
 
 namespace {
-
-bool all_static(const ir::Node& n) {
-  for (const ir::Value* v : n.inputs())
-    if (v && (!v->has_type() || !v->shape().is_static())) return false;
-  for (const ir::Value* v : n.outputs())
-    if (v && (!v->has_type() || !v->shape().is_static())) return false;
-  return true;
-}
 
 // Why node `n` runs on the host, or "" when it runs on the GPU.
 std::string host_reason(const ir::Node& n, passes::Precision precision) {
@@ -96,7 +89,7 @@ class CudaLowering final : public cpp::DeviceLowering {
     ++device_nodes_;
     for (const ir::Value* v : n.inputs())
       if (v) to_device(ctx, v);
-    NodeCode code(ctx, *plan_, *weights_, options_.precision, kernels_, kernel_names_, messages_);
+    NodeCode code(ctx, *plan_, *weights_, options_.precision, kernels_, kernel_names_, messages_, launched_);
     find_cuda_emitter(n.op())->emit(code, n);
     ctx.line("if (prof) KILN_CUDA(cudaStreamSynchronize(S), \"synchronizing for the profile\");");
     for (const ir::Value* v : n.outputs())
@@ -202,6 +195,7 @@ class CudaLowering final : public cpp::DeviceLowering {
   std::string kernels_;
   std::map<std::string, std::string> kernel_names_;
   std::map<int, std::string> messages_;
+  std::set<std::string> launched_;
   size_t device_nodes_ = 0, host_nodes_ = 0;
 };
 
@@ -209,13 +203,31 @@ cpp::DeviceCode CudaLowering::code() const {
   cpp::DeviceCode c;
   const std::string& N = name_;
   c.file_name = "model.cu";
-  c.includes = R"cpp(#include <type_traits>
+  // The device passes see only the kernels: the fixed ones, the generated ones, and a table of
+  // every kernel launched, which makes them instantiate the templates the host's launches use.
+  std::string refs;
+  for (const std::string& k : launched_) refs += fmt::format("    reinterpret_cast<const void*>(&{}),\n", k);
+  c.device_prelude = fmt::format(R"cpp(// The kernels (compiled for the host and for each GPU architecture).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <type_traits>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "kiln/rt/cuda_kernels.cuh"
-)cpp";
+
+{helpers}namespace kiln_dev {{
+{kernels}
+// Every kernel the run launches.
+[[maybe_unused]] const void* const kKernels[] = {{
+{refs}    nullptr}};
+}}  // namespace kiln_dev
+)cpp",
+                                 fmt::arg("helpers", device_scalar_helpers()), fmt::arg("kernels", kernels_),
+                                 fmt::arg("refs", refs));
+  c.includes = "#include <cublas_v2.h>\n";
   c.context_members = R"cpp(  // The GPU side (codegen/cuda): a mirror of the arena, the weights uploaded once, the inputs'
   // and outputs' device buffers and the host staging buffers of the nodes that run on the host.
   struct Device {
@@ -255,9 +267,6 @@ cpp::DeviceCode CudaLowering::code() const {
     if (kiln_s != CUBLAS_STATUS_SUCCESS)                                                           \
       return fail(ctx, (std::string(what) + ": " + cublasGetStatusString(kiln_s)).c_str());       \
   }} while (0)
-
-{helpers}namespace kiln_dev {{
-{kernels}}}  // namespace kiln_dev
 
 // The message of a device check's error code.
 const char* device_error(int code) {{
@@ -342,7 +351,6 @@ int cuda_run({N}_context* ctx, const void* const* inputs, void* const* outputs, 
 }}
 
 )cpp",
-                            fmt::arg("helpers", device_scalar_helpers()), fmt::arg("kernels", kernels_),
                             fmt::arg("messages", messages), fmt::arg("N", N),
                             fmt::arg("graphable", graphable ? "true" : "false"),
                             fmt::arg("in_elem", fmt::join(in_elem, ", ")), fmt::arg("out_elem", fmt::join(out_elem, ", ")));

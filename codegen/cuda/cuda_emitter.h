@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -23,9 +24,10 @@ namespace kiln::codegen::cuda {
 class NodeCode {
  public:
   NodeCode(cpp::EmitContext& ctx, const cpp::Plan& plan, cpp::WeightBlob& weights, passes::Precision precision,
-           std::string& kernels, std::map<std::string, std::string>& kernel_names, std::map<int, std::string>& messages)
+           std::string& kernels, std::map<std::string, std::string>& kernel_names, std::map<int, std::string>& messages,
+           std::set<std::string>& launched)
       : ctx_(ctx), plan_(plan), weights_(weights), precision_(precision), kernels_(kernels),
-        kernel_names_(kernel_names), messages_(messages) {}
+        kernel_names_(kernel_names), messages_(messages), launched_(launched) {}
 
   cpp::EmitContext& ctx() { return ctx_; }
   passes::Precision precision() const { return precision_; }
@@ -68,6 +70,7 @@ class NodeCode {
   std::string& kernels_;
   std::map<std::string, std::string>& kernel_names_;
   std::map<int, std::string>& messages_;
+  std::set<std::string>& launched_;  // every kernel launched (the device passes must instantiate them)
 };
 
 struct CudaEmitter {
@@ -80,6 +83,10 @@ struct CudaEmitter {
   // stores its own form, e.g. fp16 weights). nullptr: every input as it is.
   bool (*reads_weight)(const ir::Node& node, size_t i, passes::Precision precision) = nullptr;
 };
+
+// True when every value the node reads and writes has a static shape (device code is
+// specialized for fixed shapes; nodes with bounded dims run on the host).
+bool all_static(const ir::Node& n);
 
 // The device emitter of `op`, or nullptr.
 const CudaEmitter* find_cuda_emitter(std::string_view op);

@@ -17,7 +17,10 @@
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/ops/attention.h"
+#include "ir/ops/elementwise.h"
 #include "ir/ops/fused.h"
+#include "ir/ops/reduce.h"
+#include "ir/ops/slice_pad.h"
 
 namespace kiln::codegen::cuda {
 
@@ -27,14 +30,6 @@ using cpp::cpp_compute_type;
 using cpp::cpp_type;
 
 // ---- shared checks and index arithmetic ----
-
-bool all_static(const ir::Node& n) {
-  for (const ir::Value* v : n.inputs())
-    if (v && (!v->has_type() || !v->shape().is_static())) return false;
-  for (const ir::Value* v : n.outputs())
-    if (v && (!v->has_type() || !v->shape().is_static())) return false;
-  return true;
-}
 
 // Types the device code stores: no 16-bit or narrower floats, no strings.
 bool device_dtype(ir::DType t) {
@@ -655,6 +650,162 @@ void emit_copy(NodeCode& code, const ir::Node& n) {
             "cudaMemcpyAsync");
 }
 
+// ---- reductions, variadic ops, Clip, Cast, Pad ----
+
+std::string reduce_acc(ir::DType t) {
+  if (ir::is_float(t)) return t == ir::DType::F64 ? "double" : "float";
+  return "int64_t";
+}
+
+std::string unsupported_reduce(const ir::Node& n, passes::Precision p) {
+  if (std::string r = unsupported_movement(n, p); !r.empty()) return r;
+  const size_t rank = dims_of(n.input(0)).size();
+  if (rank > 8) return "rank above 8";
+  if (!ir::reduced_dims(n, static_cast<int64_t>(rank))) return "axes not constant";
+  if (n.input(0)->dtype() == ir::DType::Bool) return "dtype bool";
+  return "";
+}
+
+void emit_reduce(NodeCode& code, const ir::Node& n) {
+  const std::vector<int64_t> x = dims_of(n.input(0));
+  const std::vector<bool> red = *ir::reduced_dims(n, static_cast<int64_t>(x.size()));
+  const std::vector<int64_t> st = contiguous_strides(x);
+  std::vector<int64_t> od, os, rd, rs;
+  for (size_t d = 0; d < x.size(); ++d) {
+    (red[d] ? rd : od).push_back(x[d]);
+    (red[d] ? rs : os).push_back(st[d]);
+  }
+  const ir::DType t = n.input(0)->dtype();
+  const int64_t out_n = numel(n.output(0));
+  if (od.empty()) od = {1}, os = {0};
+  if (rd.empty()) rd = {1}, rs = {0};
+  const size_t orank = od.size(), rrank = rd.size();
+  od.resize(8, 1), os.resize(8, 0), rd.resize(8, 1), rs.resize(8, 0);
+  code.launch(n,
+              fmt::format("kiln_cuda::reduce<kiln_cuda::Reduce::{}, {}, {}>", n.op().substr(6), cpp_type(t), reduce_acc(t)),
+              std::to_string(out_n),
+              fmt::format("kiln_cuda::ReduceShape{{{{{}}}, {{{}}}, {{{}}}, {{{}}}, {}, {}}}, {}, {}, {}", fmt::join(od, ", "),
+                          fmt::join(os, ", "), fmt::join(rd, ", "), fmt::join(rs, ", "), orank, rrank, code.in(n, 0),
+                          code.out(n, 0), out_n));
+}
+
+std::string unsupported_arg(const ir::Node& n, passes::Precision p) {
+  if (std::string r = unsupported_movement(n, p); !r.empty()) return r;
+  if (!device_dtype(n.input(0)->dtype()) || n.input(0)->dtype() == ir::DType::Bool) return "dtype";
+  return "";
+}
+
+void emit_arg(NodeCode& code, const ir::Node& n) {
+  const std::vector<int64_t> x = dims_of(n.input(0));
+  const int64_t axis = ir::reduce_axis(n, static_cast<int64_t>(x.size()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < x.size(); ++d) inner *= x[d];
+  const ir::DType t = n.input(0)->dtype();
+  code.launch(n,
+              fmt::format("kiln_cuda::arg_reduce<{}, {}, {}>", n.op() == "ArgMax" ? "true" : "false", cpp_type(t),
+                          cpp_compute_type(t)),
+              std::to_string(outer * inner),
+              fmt::format("{}, {}, {}, {}, {}, {}", code.in(n, 0), code.out(n, 0), outer, x[static_cast<size_t>(axis)],
+                          inner, n.i("select_last_index") != 0 ? "true" : "false"));
+}
+
+// Sum, Mean, Min, Max over any number of broadcast inputs: the registry's combine and finish
+// expressions in one generated kernel.
+std::string unsupported_variadic(const ir::Node& n, passes::Precision p) {
+  if (!all_static(n)) return "symbolic shapes";
+  if (!device_dtype(n.output(0)->dtype())) return fmt::format("dtype {}", ir::dtype_name(n.output(0)->dtype()));
+  for (const ir::Value* v : n.inputs())
+    if (!v || v->dtype() != n.output(0)->dtype()) return "inputs of another dtype";
+  (void)p;
+  return "";
+}
+
+void emit_variadic(NodeCode& code, const ir::Node& n) {
+  const ir::VariadicExprs* e = ir::variadic_exprs(n.op());
+  const ir::Value* y = n.output(0);
+  const std::vector<int64_t> out = dims_of(y);
+  const std::string s = cpp_type(y->dtype());
+  std::string params, body;
+  for (size_t k = 0; k < n.num_inputs(); ++k) {
+    params += fmt::format("const {}* __restrict__ in{}, ", s, k);
+    body += k == 0 ? fmt::format("T acc = in0[{}]; ", broadcast_index(n.input(0), out))
+                   : fmt::format("{{ const T a = acc, b = in{}[{}]; acc = static_cast<T>({}); }} ", k,
+                                 broadcast_index(n.input(k), out), e->combine);
+  }
+  const std::string kernel = code.kernel(fmt::format(
+      "__global__ void @NAME@({}{}* __restrict__ y) {{  // {}\n  using T = {};\n  constexpr int64_t n = {};\n"
+      "  KILN_CUDA_FOR(i, {}) {{ {}const T x = acc; y[i] = static_cast<T>({}); }}\n}}\n",
+      params, s, n.op(), s, n.num_inputs(), str_i64(numel(y)), body, e->finish));
+  std::vector<std::string> args;
+  for (size_t k = 0; k < n.num_inputs(); ++k) args.push_back(code.in(n, k));
+  args.push_back(code.out(n, 0));
+  code.launch(n, kernel, std::to_string(numel(y)), fmt::format("{}", fmt::join(args, ", ")));
+}
+
+std::string unsupported_clip(const ir::Node& n, passes::Precision p) {
+  if (std::string r = unsupported_movement(n, p); !r.empty()) return r;
+  for (size_t i = 1; i < n.num_inputs(); ++i)
+    if (n.has_input(i) && (numel(n.input(i)) != 1 || n.input(i)->dtype() != n.input(0)->dtype())) return "bounds";
+  if (n.input(0)->dtype() == ir::DType::Bool) return "dtype bool";
+  return "";
+}
+
+void emit_clip(NodeCode& code, const ir::Node& n) {
+  code.launch(n, fmt::format("kiln_cuda::clip<{}>", cpp_type(n.output(0)->dtype())), std::to_string(numel(n.output(0))),
+              fmt::format("{}, {}, {}, {}, {}", code.in(n, 0), code.in(n, 1), code.in(n, 2), code.out(n, 0),
+                          numel(n.output(0))));
+}
+
+std::string unsupported_cast(const ir::Node& n, passes::Precision p) {
+  if (std::string r = unsupported_movement(n, p); !r.empty()) return r;
+  if (!device_dtype(n.input(0)->dtype())) return fmt::format("dtype {}", ir::dtype_name(n.input(0)->dtype()));
+  return "";
+}
+
+void emit_cast(NodeCode& code, const ir::Node& n) {
+  code.launch(n,
+              fmt::format("kiln_cuda::cast<{}, {}>", cpp_type(n.output(0)->dtype()), cpp_type(n.input(0)->dtype())),
+              std::to_string(numel(n.output(0))),
+              fmt::format("{}, {}, {}", code.in(n, 0), code.out(n, 0), numel(n.output(0))));
+}
+
+std::optional<std::vector<std::vector<int64_t>>> table_of(const ir::Node& n) {
+  const std::vector<int64_t> x = dims_of(n.input(0));
+  return n.op() == "Pad" ? ir::pad_tables(n, x) : ir::center_crop_pad_tables(n, x);
+}
+
+std::string unsupported_table(const ir::Node& n, passes::Precision p) {
+  if (std::string r = unsupported_movement(n, p); !r.empty()) return r;
+  if (dims_of(n.input(0)).empty()) return "a scalar";
+  if (n.op() == "Pad" && n.has_input(2) && n.input(2)->dtype() != n.input(0)->dtype()) return "value's dtype";
+  try {
+    if (!table_of(n)) return "pads not constant";
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void emit_table(NodeCode& code, const ir::Node& n) {
+  const std::vector<std::vector<int64_t>> tables = *table_of(n);
+  std::vector<int64_t> flat, dims, at;
+  for (const auto& t : tables) {
+    at.push_back(static_cast<int64_t>(flat.size()));
+    dims.push_back(static_cast<int64_t>(t.size()));
+    flat.insert(flat.end(), t.begin(), t.end());
+  }
+  const size_t rank = dims.size();
+  dims.resize(8, 1);
+  at.resize(8, 0);
+  const std::string t = code.weight_bytes(flat.data(), flat.size() * sizeof(int64_t));
+  const std::string fill = n.op() == "Pad" && n.has_input(2) ? code.in(n, 2) : "nullptr";
+  code.launch(n, fmt::format("kiln_cuda::table_copy<{}>", cpp_type(n.output(0)->dtype())), std::to_string(numel(n.output(0))),
+              fmt::format("kiln_cuda::TableShape{{{{{}}}, {{{}}}, {}}}, reinterpret_cast<const int64_t*>({}), {}, {}, {}, {}",
+                          fmt::join(dims, ", "), fmt::join(at, ", "), rank, t, code.in(n, 0), fill, code.out(n, 0),
+                          numel(n.output(0))));
+}
+
 // ---- attention: Q K^T and P V through cuBLAS, the masked softmax between ----
 
 std::optional<kiln::rt::AttentionParams> attention_params(const ir::Node& n) {
@@ -733,12 +884,28 @@ const std::map<std::string, CudaEmitter, std::less<>>& table() {
     m["Slice"] = {emit_slice, unsupported_slice};
     m["Gather"] = {emit_gather, unsupported_gather};
     m["Attention"] = {emit_attention, unsupported_attention, attention_scratch};
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+      m[op] = {emit_reduce, unsupported_reduce};
+    m["ArgMax"] = m["ArgMin"] = {emit_arg, unsupported_arg};
+    for (const char* op : {"Sum", "Mean", "Min", "Max"}) m[op] = {emit_variadic, unsupported_variadic};
+    m["Clip"] = {emit_clip, unsupported_clip};
+    m["Cast"] = {emit_cast, unsupported_cast};
+    m["Pad"] = m["CenterCropPad"] = {emit_table, unsupported_table};
     return m;
   }();
   return t;
 }
 
 }  // namespace
+
+bool all_static(const ir::Node& n) {
+  for (const ir::Value* v : n.inputs())
+    if (v && (!v->has_type() || !v->shape().is_static())) return false;
+  for (const ir::Value* v : n.outputs())
+    if (v && (!v->has_type() || !v->shape().is_static())) return false;
+  return true;
+}
 
 const CudaEmitter* find_cuda_emitter(std::string_view op) {
   auto it = table().find(op);

@@ -63,12 +63,14 @@ std::string NodeCode::kernel(const std::string& code) {
 }
 
 void NodeCode::launch(const ir::Node& n, const std::string& kernel, const std::string& elements, const std::string& args) {
+  launched_.insert(kernel);
   ctx_.line(fmt::format("{}<<<kiln_cuda::blocks_for({}), kiln_cuda::kThreads, 0, S>>>({});", kernel, elements, args));
   ctx_.line(fmt::format("KILN_CUDA_LAUNCHED({});", cpp::string_literal(n.describe() + ": " + kernel)));
 }
 
 void NodeCode::launch_grid(const ir::Node& n, const std::string& kernel, const std::string& grid, const std::string& block,
                            const std::string& args) {
+  launched_.insert(kernel);
   ctx_.line(fmt::format("{}<<<{}, {}, 0, S>>>({});", kernel, grid, block, args));
   ctx_.line(fmt::format("KILN_CUDA_LAUNCHED({});", cpp::string_literal(n.describe() + ": " + kernel)));
 }

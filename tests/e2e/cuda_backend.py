@@ -1,12 +1,17 @@
 """The CUDA backend (kiln compile --target cuda) on every sample model of models/.
 
-    cuda_backend.py KILN WORK [--archs 80,90] [--only NAME,...]
+    cuda_backend.py KILN WORK --runtime-lib LIBKILN_RT [--archs 80,90] [--only NAME,...]
 
 For each sample (ONNX, TorchScript, torch.export, StableHLO, TensorFlow): kiln generates
 CUDA C++ for it and builds the executable with nvcc for the given GPU architectures (SASS for
 each, default sm_80 and sm_90), linked against cuBLAS. Then, with no GPU on the machine, the
 executable must fail cleanly ("no CUDA device", exit 1); with one, its outputs must match the
 sample's expected outputs (the framework's) within 1e-4 of their scale.
+
+Every sample's generated code also runs on the CPU emulation of CUDA and cuBLAS
+(tests/cuda_emu, tests/e2e/cuda_emulate.py), GPU or not: its kernels' indexing, its cuBLAS
+arguments (checked against loops written from cuBLAS's documentation) and its host/device copies
+must give the expected outputs within the same tolerance.
 
 The placement of nodes is checked too: models/cnn runs wholly on the GPU and is captured as a
 CUDA Graph; a model with control flow keeps its loop on the host, copies its inputs back first
@@ -18,6 +23,7 @@ import argparse
 import concurrent.futures
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,12 +33,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tf_models import model_args as tf_model_args  # noqa: E402
 from torch_models import compare, input_files, shapes_args  # noqa: E402
+import cuda_emulate  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOLERANCE = 1e-4
 # The sanitized run (scripts/test_sanitized.sh, KILN_EXTRA_CXXFLAGS set) checks kiln's side only:
 # the CUDA sources of every sample, not their nvcc builds, which the plain run makes.
 SOURCE_ONLY = bool(os.environ.get("KILN_EXTRA_CXXFLAGS"))
+# The samples the sanitized run also builds and runs on the emulation (each op family once).
+SANITIZED_EMULATED = {"cnn", "transformer", "ops_mix", "recurrent", "control_flow/loop_fixed", "tensorflow/embedding"}
 
 
 def have_nvcc():
@@ -89,8 +98,9 @@ def sample_set(folder, work):
     return work
 
 
-def compile_sample(kiln, work, archs, sample):
-    """Builds the sample's executable; returns (name, out_dir, inputs, problem)."""
+def compile_sample(kiln, work, archs, runtime_lib, sample):
+    """Builds the sample's executable and its emulated build (OUT/m_emu); returns (name, out_dir,
+    inputs, problem)."""
     name, folder, model, options = sample
     out = os.path.join(work, name.replace("/", "_"))
     inputs = input_files(sample_set(folder, out + "_set"))
@@ -105,7 +115,28 @@ def compile_sample(kiln, work, archs, sample):
         return name, out, inputs, f"kiln compile --target cuda failed:\n{p.stderr[-3000:]}"
     if not SOURCE_ONLY and not os.path.exists(os.path.join(out, "m")):
         return name, out, inputs, "no executable"
+    if inputs and (not SOURCE_ONLY or name in SANITIZED_EMULATED):
+        problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib,
+                                     cache_dir=os.path.join(work, "emu-cache"))
+        if problem:
+            return name, out, inputs, f"the emulated build failed: {problem}"
     return name, out, inputs, ""
+
+
+def name_outputs(src_dir, out_dir):
+    """Renames the executable's outputs (written as SANITIZED_NAME.npy) to output_K.npy in graph
+    order, which compare() reads first: the order comes from the generated metadata.cpp."""
+    with open(os.path.join(src_dir, "metadata.cpp")) as f:
+        text = f.read()
+    block = text[text.index("k_output[] = {"):]
+    block = block[:block.index("{nullptr")]
+    names = [bytes(n, "utf-8").decode("unicode_escape") for n in re.findall(r'\{"((?:[^"\\]|\\.)*)", ', block)]
+    for k, name in enumerate(names):
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
+        stem = {".": "_", "..": "__"}.get(stem, stem)
+        path = os.path.join(out_dir, stem + ".npy")
+        if os.path.exists(path):
+            os.replace(path, os.path.join(out_dir, f"output_{k}.npy"))
 
 
 def check_placement(kiln, work, archs):
@@ -153,11 +184,72 @@ def check_placement(kiln, work, archs):
     return ok
 
 
+def check_big_models(kiln, work, archs, runtime_lib):
+    """ResNet-50 and the BERT-base-shaped encoder (bench/models.py, batch 1) in fp32 and fp16:
+    built by nvcc, and run on the emulation against ONNX Runtime (fp32 within 1e-4 of the
+    output's scale, fp16 within 1e-2). Skipped without torch, torchvision and onnxruntime."""
+    try:
+        sys.path.insert(0, os.path.join(REPO, "bench"))
+        import models  # noqa: E402
+        import onnxruntime
+        import torchvision  # noqa: F401
+    except ImportError as e:
+        print(f"skip ResNet-50 and BERT: {e}")
+        return True
+    ok = True
+    for name in ("resnet50", "bert"):
+        data, inputs = models.build(name, 1)
+        folder = os.path.join(work, f"big_{name}")
+        os.makedirs(folder, exist_ok=True)
+        model = os.path.join(folder, "model.onnx")
+        with open(model, "wb") as f:
+            f.write(data)
+        session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+        for k, x in enumerate(inputs):
+            np.save(os.path.join(folder, f"input_{k}.npy"), x)
+        for k, y in enumerate(session.run(None, feeds)):
+            np.save(os.path.join(folder, f"expected_{k}.npy"), y)
+        for precision, tolerance in (("fp32", 1e-4), ("fp16", 1e-2)):
+            out = os.path.join(folder, precision)
+            p = run([kiln, "compile", model, "--target", "cuda", "--precision", precision, "--cuda-arch", archs, "--emit",
+                     "source" if SOURCE_ONLY else "exe,source", "--name", "m", "-o", out])
+            if p.returncode != 0:
+                print(f"FAIL {name} {precision}: kiln compile --target cuda failed:\n{p.stderr[-3000:]}")
+                ok = False
+                continue
+            problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib)
+            if problem:
+                print(f"FAIL {name} {precision}: the emulated build failed: {problem}")
+                ok = False
+                continue
+            got = os.path.join(out, "outputs_emulated")
+            p = run([os.path.join(out, "m_emu"), *input_files(folder), "-o", got])
+            if p.returncode != 0:
+                print(f"FAIL {name} {precision}: the emulated run failed: {p.stderr[-1000:]}")
+                ok = False
+                continue
+            name_outputs(os.path.join(out, "src"), got)
+            for k in range(len(session.get_outputs())):
+                want = np.load(os.path.join(folder, f"expected_{k}.npy")).astype(np.float64)
+                have = np.load(os.path.join(got, f"output_{k}.npy")).astype(np.float64)
+                err = float(np.abs(want - have).max()) / max(1.0, float(np.abs(want).max()))
+                if not err <= tolerance:
+                    print(f"FAIL {name} {precision}: output {k} differs from ONNX Runtime by {err:.3g} of its scale "
+                          f"(limit {tolerance})")
+                    ok = False
+                else:
+                    print(f"ok {name} {precision}: {'built by nvcc; ' if not SOURCE_ONLY else ''}emulated run within "
+                          f"{err:.2g} of ONNX Runtime (limit {tolerance})")
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kiln")
     ap.add_argument("work")
     ap.add_argument("--archs", default="80,90")
+    ap.add_argument("--runtime-lib", required=True, help="libkiln_rt.a, for the emulated builds")
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
@@ -171,15 +263,32 @@ def main():
     chosen = [s for s in samples() if not args.only or s[0] in args.only.split(",")]
     ok = check_placement(args.kiln, args.work, args.archs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda s: compile_sample(args.kiln, args.work, args.archs, s), chosen))
+        # ResNet-50 and BERT beside the samples (not in the sanitized run, where they take long).
+        big = None if args.only or SOURCE_ONLY else pool.submit(check_big_models, args.kiln, args.work, args.archs,
+                                                                  args.runtime_lib)
+        results = list(pool.map(lambda s: compile_sample(args.kiln, args.work, args.archs, args.runtime_lib, s), chosen))
+        if big:
+            ok = big.result() and ok
     folders = {s[0]: sample_set(s[1], os.path.join(args.work, s[0].replace("/", "_") + "_set")) for s in chosen}
     for name, out, inputs, problem in results:
         if problem:
             print(f"FAIL {name}: {problem}")
             ok = False
             continue
+        if os.path.exists(os.path.join(out, "m_emu")):
+            emulated = os.path.join(out, "outputs_emulated")
+            p = run([os.path.join(out, "m_emu"), *inputs, "-o", emulated])
+            if p.returncode != 0:
+                print(f"FAIL {name}: the emulated run failed: {p.stderr[-1000:]}")
+                ok = False
+                continue
+            name_outputs(os.path.join(out, "src"), emulated)
+            if not compare(folders[name], emulated, f"{name} emulated"):
+                ok = False
+                continue
         if SOURCE_ONLY:
-            print(f"ok {name}: CUDA source generated (sanitized run: not built)")
+            emulated = os.path.exists(os.path.join(out, "m_emu"))
+            print(f"ok {name}: CUDA source generated{', emulated run matches' if emulated else ''} (sanitized run: not built by nvcc)")
             continue
         if not inputs:
             print(f"ok {name}: built for sm_{args.archs.replace(',', ', sm_')}; no sample inputs to run")
@@ -192,12 +301,13 @@ def main():
                       f"{p.returncode}: {p.stderr[-500:]}")
                 ok = False
                 continue
-            print(f"ok {name}: built for sm_{args.archs.replace(',', ', sm_')}; no GPU here")
+            print(f"ok {name}: built for sm_{args.archs.replace(',', ', sm_')}, emulated run matches; no GPU here")
             continue
         if p.returncode != 0:
             print(f"FAIL {name}: the executable failed: {p.stderr[-1000:]}")
             ok = False
             continue
+        name_outputs(os.path.join(out, "src"), got)
         if compare(folders[name], got, f"{name} on the GPU"):
             print(f"ok {name}: matches the expected outputs on the GPU")
         else:

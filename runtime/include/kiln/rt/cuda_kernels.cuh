@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -120,6 +122,9 @@ __global__ void pool2d(Pool2d p, bool count_include_pad, const float* __restrict
 // A block's sum or maximum of one value per thread (blockDim.x a multiple of 32, at most 1024).
 template <bool kMax>
 __device__ inline float block_reduce(float v) {
+#ifdef KILN_CUDA_EMULATION
+  return v;  // the CPU emulation's blocks have one thread (tests/cuda_emu)
+#else
   __shared__ float partial[32];
   for (int o = 16; o > 0; o >>= 1) {
     const float other = __shfl_xor_sync(0xffffffffu, v, o);
@@ -135,6 +140,7 @@ __device__ inline float block_reduce(float v) {
     v = kMax ? fmaxf(v, other) : v + other;
   }
   return v;
+#endif
 }
 
 // GlobalAveragePool and GlobalMaxPool: one block per (n, c) plane.
@@ -276,6 +282,138 @@ __global__ void gather(const T* __restrict__ x, const I* __restrict__ idx, T* __
     } else {
       y[i] = x[(o * axis_len + k) * inner + in];
     }
+  }
+}
+
+// Reductions (kiln/rt/reduce.h's semantics, one thread per output element): the output's dims and
+// their input strides, and the reduced dims and theirs, up to 8 of each.
+enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+struct ReduceShape {
+  int64_t out_dims[8], out_strides[8], red_dims[8], red_strides[8];
+  int out_rank, red_rank;
+};
+template <Reduce K, class T, class Acc>
+__global__ void reduce(ReduceShape s, const T* __restrict__ x, T* __restrict__ y, int64_t n_out) {
+  int64_t count = 1;
+  for (int d = 0; d < s.red_rank; ++d) count *= s.red_dims[d];
+  KILN_CUDA_FOR(o, n_out) {
+    int64_t base = 0, rest = o;
+    for (int d = s.out_rank - 1; d >= 0; --d) {
+      base += (rest % s.out_dims[d]) * s.out_strides[d];
+      rest /= s.out_dims[d];
+    }
+    Acc acc = 0, peak = 0;
+    if (K == Reduce::Prod) acc = 1;
+    if (K == Reduce::Max || K == Reduce::Min) {
+      if (std::is_floating_point<Acc>::value)
+        acc = K == Reduce::Max ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
+      else
+        acc = K == Reduce::Max ? static_cast<Acc>(std::numeric_limits<T>::lowest())
+                               : static_cast<Acc>(std::numeric_limits<T>::max());
+    }
+    for (int pass = K == Reduce::LogSumExp ? 0 : 1; pass < 2; ++pass) {
+      const Acc inf = std::numeric_limits<Acc>::infinity();
+      if (pass == 1 && K == Reduce::LogSumExp && count > 0 && (peak == inf || peak == -inf)) peak = 0;
+      if (pass == 0) peak = -std::numeric_limits<Acc>::infinity();
+      for (int64_t r = 0; r < count; ++r) {
+        int64_t at = base, q = r;
+        for (int d = s.red_rank - 1; d >= 0; --d) {
+          at += (q % s.red_dims[d]) * s.red_strides[d];
+          q /= s.red_dims[d];
+        }
+        const Acc v = static_cast<Acc>(x[at]);
+        if (pass == 0) {
+          if (v > peak) peak = v;
+          continue;
+        }
+        if (K == Reduce::Sum || K == Reduce::Mean || K == Reduce::LogSum) acc += v;
+        else if (K == Reduce::Max) acc = v > acc ? v : acc;
+        else if (K == Reduce::Min) acc = v < acc ? v : acc;
+        else if (K == Reduce::Prod) acc *= v;
+        else if (K == Reduce::L1) acc += v < 0 ? -v : v;
+        else if (K == Reduce::L2 || K == Reduce::SumSquare) acc += v * v;
+        else acc += static_cast<Acc>(exp(static_cast<double>(v - peak)));
+      }
+    }
+    if (K == Reduce::Mean) acc = static_cast<Acc>(acc / static_cast<Acc>(count));
+    if (K == Reduce::L2) acc = static_cast<Acc>(sqrt(static_cast<double>(acc)));
+    if (K == Reduce::LogSum) acc = static_cast<Acc>(log(static_cast<double>(acc)));
+    if (K == Reduce::LogSumExp) acc = static_cast<Acc>(peak + log(static_cast<double>(acc)));
+    y[o] = static_cast<T>(acc);
+  }
+}
+
+// ArgMax and ArgMin along an axis (x viewed as [outer, len, inner]): the first index of the best
+// value, or the last with `last`.
+template <bool kMax, class T, class C>
+__global__ void arg_reduce(const T* __restrict__ x, int64_t* __restrict__ y, int64_t outer, int64_t len, int64_t inner,
+                           bool last) {
+  KILN_CUDA_FOR(i, outer * inner) {
+    const int64_t o = i / inner, in = i % inner;
+    const T* p = x + o * len * inner + in;
+    int64_t best = 0;
+    C bv = static_cast<C>(p[0]);
+    for (int64_t k = 1; k < len; ++k) {
+      const C v = static_cast<C>(p[k * inner]);
+      const bool better = kMax ? (v > bv || (last && v == bv)) : (v < bv || (last && v == bv));
+      if (better) {
+        best = k;
+        bv = v;
+      }
+    }
+    y[i] = best;
+  }
+}
+
+// Clip as numpy.clip (kiln::rt::clip): raised to lo, then lowered to hi; bounds from one-element
+// tensors, or the type's extremes where omitted.
+template <class T>
+__global__ void clip(const T* __restrict__ x, const T* lo, const T* hi, T* __restrict__ y, int64_t n) {
+  const T l = lo ? *lo : std::numeric_limits<T>::lowest(), h = hi ? *hi : std::numeric_limits<T>::max();
+  KILN_CUDA_FOR(i, n) {
+    const T up = x[i] < l ? l : x[i];
+    y[i] = up > h ? h : up;
+  }
+}
+
+// Cast (kiln::rt::cast's rules): to bool, "not zero"; float to integer truncates toward zero,
+// saturating, NaN giving 0; otherwise a plain conversion.
+template <class O, class I>
+__device__ inline O cast_value(I x) {
+  if (std::is_same<O, bool>::value) return x != I(0);
+  if (std::is_integral<O>::value && std::is_floating_point<I>::value) {
+    if (x != x) return O(0);
+    if (x <= static_cast<I>(std::numeric_limits<O>::lowest())) return std::numeric_limits<O>::lowest();
+    if (x >= static_cast<I>(std::numeric_limits<O>::max())) return std::numeric_limits<O>::max();
+  }
+  return static_cast<O>(x);
+}
+template <class O, class I>
+__global__ void cast(const I* __restrict__ x, O* __restrict__ y, int64_t n) {
+  KILN_CUDA_FOR(i, n) y[i] = cast_value<O, I>(x[i]);
+}
+
+// A copy through per-dim tables (Pad in every mode, CenterCropPad: ir/ops/slice_pad.h): output
+// index k of dim d reads input offset tables[at[d] + k], summed over the dims; -1 anywhere takes
+// the fill value (one element, or zero when null). Up to 8 dims.
+struct TableShape {
+  int64_t dims[8], at[8];
+  int rank;
+};
+template <class T>
+__global__ void table_copy(TableShape s, const int64_t* __restrict__ tables, const T* __restrict__ x, const T* fill,
+                           T* __restrict__ y, int64_t n) {
+  const T v = fill ? *fill : T(0);
+  KILN_CUDA_FOR(i, n) {
+    int64_t rest = i, at = 0;
+    bool inside = true;
+    for (int d = s.rank - 1; d >= 0; --d) {
+      const int64_t off = tables[s.at[d] + rest % s.dims[d]];
+      rest /= s.dims[d];
+      inside = inside && off >= 0;
+      at += off;
+    }
+    y[i] = inside ? x[at] : v;
   }
 }
 
