@@ -405,6 +405,8 @@ std::string pkg_config_file(const CppOptions& options, bool shared) {
   // Without the shared library, -lNAME finds only libNAME.a, which needs the C++ runtime
   // even without --static.
   const std::string cxx_runtime = "-lstdc++ -lm -pthread";
+  // What a static link needs besides the archive (the CUDA target's cuBLAS and runtime too).
+  const std::string static_libs = cxx_runtime + (options.link_libs.empty() ? "" : " " + options.link_libs);
   return fmt::format(R"(# {comment}
 # Use: PKG_CONFIG_PATH=<this folder> pkg-config --cflags --libs [--static] {N}
 prefix=${{pcfiledir}}
@@ -419,9 +421,8 @@ Libs: -L${{libdir}} -l{N}{libs_extra}
 Libs.private: {libs_private}
 )",
                      fmt::arg("comment", header_comment(options)), fmt::arg("N", options.name),
-                     fmt::arg("version", KILN_VERSION_STRING),
-                     fmt::arg("libs_extra", shared ? "" : " " + cxx_runtime + (options.link_libs.empty() ? "" : " " + options.link_libs)),
-                     fmt::arg("libs_private", shared ? cxx_runtime : ""));
+                     fmt::arg("version", KILN_VERSION_STRING), fmt::arg("libs_extra", shared ? "" : " " + static_libs),
+                     fmt::arg("libs_private", shared ? static_libs : ""));
 }
 
 std::string project_cmake(const CppOptions& options) {

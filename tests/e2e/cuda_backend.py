@@ -184,6 +184,71 @@ def check_placement(kiln, work, archs):
     return ok
 
 
+C_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "net.h"
+/* Creates the model and runs it once on zeros through the C API: prints what happened. */
+int main(void) {
+  net_context* ctx = net_create(NULL);
+  if (net_error(ctx)) {
+    printf("create failed: %s\n", net_error(ctx));
+    net_destroy(ctx);
+    return 2;
+  }
+  const int64_t* d = net_input_dims(0);
+  size_t n = 1;
+  for (int k = 0; k < net_input_rank(0); ++k) n *= (size_t)d[k];
+  const int64_t* o = net_output_dims(0);
+  size_t n_out = 1;
+  for (int k = 0; k < net_output_rank(0); ++k) n_out *= (size_t)o[k];
+  float* in = calloc(n, sizeof(float));
+  float* out = calloc(n_out, sizeof(float));
+  const void* ins[] = {in};
+  void* outs[] = {out};
+  const int rc = net_run(ctx, ins, outs);
+  printf("run: %d %s\n", rc, rc ? net_error(ctx) : "ok");
+  free(in);
+  free(out);
+  net_destroy(ctx);
+  return rc;
+}
+"""
+
+
+def check_c_library(kiln, work, archs, gpu):
+    """models/mlp as libnet.a (linked through net.pc, which names cuBLAS) and libnet.so, used from C."""
+    out = os.path.join(work, "c_library")
+    p = run([kiln, "compile", os.path.join(REPO, "models", "mlp", "model.onnx"), "--target", "cuda", "--cuda-arch", archs,
+             "--emit", "lib,shared", "--name", "net", "-o", out])
+    if p.returncode != 0:
+        print(f"FAIL C library: kiln compile --emit lib,shared failed:\n{p.stderr[-2000:]}")
+        return False
+    program = os.path.join(out, "use.c")
+    with open(program, "w") as f:
+        f.write(C_PROGRAM)
+    env = dict(os.environ, PKG_CONFIG_PATH=out)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "--static", "net"], capture_output=True, text=True, env=env)
+    ok = True
+    # The archive by path: beside libnet.so, -lnet would find the shared library.
+    static = [os.path.join(out, "libnet.a") if f == "-lnet" else f for f in flags.stdout.split()]
+    builds = [("static", static), ("shared", ["-I", out, os.path.join(out, "libnet.so"), f"-Wl,-rpath,{out}"])]
+    for kind, link in builds:
+        exe = os.path.join(out, f"use_{kind}")
+        p = run(["cc", program, "-o", exe, *link])
+        if p.returncode != 0:
+            print(f"FAIL C library ({kind}): the C program does not link:\n{p.stderr[-2000:]}")
+            ok = False
+            continue
+        p = run([exe])
+        want = "run: 0 ok" if gpu else "create failed: no CUDA device"
+        if want not in p.stdout:
+            print(f"FAIL C library ({kind}): expected '{want}', got {p.returncode}: {p.stdout[-500:]}")
+            ok = False
+    print(("ok" if ok else "FAIL") + " C library: libnet.a through net.pc and libnet.so, from C")
+    return ok
+
+
 def check_big_models(kiln, work, archs, runtime_lib):
     """ResNet-50 and the BERT-base-shaped encoder (bench/models.py, batch 1) in fp32 and fp16:
     built by nvcc, and run on the emulation against ONNX Runtime (fp32 within 1e-4 of the
@@ -262,6 +327,8 @@ def main():
     print(f"GPU: {'present: outputs compared' if gpu else 'none: executables must fail cleanly'}")
     chosen = [s for s in samples() if not args.only or s[0] in args.only.split(",")]
     ok = check_placement(args.kiln, args.work, args.archs)
+    if not SOURCE_ONLY and not args.only:
+        ok = check_c_library(args.kiln, args.work, args.archs, gpu) and ok
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         # ResNet-50 and BERT beside the samples (not in the sanitized run, where they take long).
         big = None if args.only or SOURCE_ONLY else pool.submit(check_big_models, args.kiln, args.work, args.archs,
