@@ -2,12 +2,14 @@
 # The CUDA backend's checks on a machine with an NVIDIA GPU, in one run:
 #   1. cuBLAS's own SGEMM and HGEMM peak (bench/cuda_gemm_peak.cu);
 #   2. every sample of models/ compiled with --target cuda, built by nvcc and run on the GPU,
-#      its outputs compared with the samples' expected outputs (tests/e2e/cuda_backend.py);
+#      its outputs compared with the samples' expected outputs, and ResNet-50 and BERT on the
+#      CPU emulation against ONNX Runtime (tests/e2e/cuda_backend.py --big);
 #   3. ResNet-50 and the BERT-base-shaped encoder at batch 1 and 32, fp32 and fp16, timed
 #      against PyTorch on the same GPU, ResNet-50 as a share of the HGEMM peak (bench/cuda_bench.py).
 #
-#   bash scripts/gpu_check.sh --prepare   # here: builds build-gpu/ (kiln without LLVM) and
-#                                         # gathers the libraries it needs into build-gpu/lib
+#   bash scripts/gpu_check.sh --prepare   # here: builds build-gpu/ (kiln without LLVM and its
+#                                         # runtime) and gathers the libraries kiln loads, the C
+#                                         # library included, into build-gpu/lib
 #   bash scripts/gpu_check.sh [OUT]       # on the GPU machine (nvcc, Python with numpy, onnx,
 #                                         # torch and torchvision); writes OUT/ (default gpu-check/)
 #
@@ -18,23 +20,35 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 if [[ ${1:-} == --prepare ]]; then
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_WITH_LLVM=OFF -DBUILD_TESTING=OFF > /dev/null
-  ninja -C build-gpu kiln
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_WITH_LLVM=OFF > /dev/null
+  ninja -C build-gpu kiln kiln_rt
+  # Every shared library kiln loads, the C library and its loader included, so that it runs on
+  # a GPU machine of another distribution (build-gpu/kiln starts it through that loader).
+  rm -rf build-gpu/lib
   mkdir -p build-gpu/lib
-  # The shared libraries kiln links beyond glibc and libstdc++ (protobuf, onnx's, fmt, zlib).
-  ldd build-gpu/bin/kiln | awk '$3 ~ /^\// {print $3}' |
-    grep -v -E '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+)\.so' |
-    while read -r lib; do cp -L "$lib" build-gpu/lib/; done
+  ldd build-gpu/bin/kiln | grep -o '/[^ ]*' | while read -r lib; do cp -L "$lib" build-gpu/lib/; done
+  loader=$(basename "$(ldd build-gpu/bin/kiln | grep -o '/[^ ]*ld-linux[^ ]*')")
+  cat > build-gpu/kiln <<WRAPPER
+#!/bin/sh
+# kiln with the libraries it was built with (scripts/gpu_check.sh --prepare).
+here="\$(cd "\$(dirname "\$0")" && pwd)"
+exec "\$here/lib/$loader" --library-path "\$here/lib" "\$here/bin/kiln" "\$@"
+WRAPPER
+  chmod +x build-gpu/kiln
+  build-gpu/kiln --version
   du -sh build-gpu/bin/kiln build-gpu/lib
   exit 0
 fi
 
 out="$(realpath -m "${1:-gpu-check}")"
 mkdir -p "$out"
-kiln="$repo/build-gpu/bin/kiln"
-[[ -x $kiln ]] || kiln="$repo/build/bin/kiln"
+kiln="$repo/build-gpu/kiln"
+runtime_lib="$repo/build-gpu/runtime/libkiln_rt.a"
+if [[ ! -x $kiln ]]; then  # a machine that builds kiln itself
+  kiln="$repo/build/bin/kiln"
+  runtime_lib="$repo/build/runtime/libkiln_rt.a"
+fi
 [[ -x $kiln ]] || { echo "gpu_check: no kiln: run 'bash scripts/gpu_check.sh --prepare' first" >&2; exit 1; }
-export LD_LIBRARY_PATH="$repo/build-gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KILN_CACHE_DIR="$out/cache"
 python="${PYTHON:-python3}"
 nvidia-smi -L
@@ -48,8 +62,7 @@ sgemm=$(awk '/^peak SGEMM/ {print $3}' "$out/peak.txt")
 
 echo "== every sample on the GPU against its expected outputs"
 status=0
-runtime_lib="$(dirname "$(dirname "$kiln")")/runtime/libkiln_rt.a"
-"$python" tests/e2e/cuda_backend.py "$kiln" "$out/samples" --runtime-lib "$runtime_lib" --jobs "$(nproc)" |
+"$python" tests/e2e/cuda_backend.py "$kiln" "$out/samples" --runtime-lib "$runtime_lib" --jobs "$(nproc)" --big |
   tee "$out/samples.txt" || status=1
 
 echo "== ResNet-50 and BERT-base-shaped, kiln against PyTorch"

@@ -22,11 +22,13 @@ Skips (exit 77) without nvcc: set $KILN_CUDA_HOME or put the CUDA toolkit on PAT
 import argparse
 import concurrent.futures
 import glob
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 
@@ -98,29 +100,46 @@ def sample_set(folder, work):
     return work
 
 
-def compile_sample(kiln, work, archs, runtime_lib, sample):
-    """Builds the sample's executable and its emulated build (OUT/m_emu); returns (name, out_dir,
-    inputs, problem)."""
+BUILT = {}  # model.cu's hash -> the sample whose build compiled it (without a GPU)
+BUILT_LOCK = threading.Lock()
+
+
+def compile_sample(kiln, work, archs, runtime_lib, gpu, sample):
+    """Generates the sample's CUDA source, builds its executable, and its emulated build
+    (OUT/m_emu); returns (name, out_dir, inputs, note, problem). Without a GPU, a sample whose
+    model.cu is identical to one already built (the same network from another frontend) is not
+    built again: `note` names that one."""
     name, folder, model, options = sample
     out = os.path.join(work, name.replace("/", "_"))
     inputs = input_files(sample_set(folder, out + "_set"))
-    emit = "source" if SOURCE_ONLY else "exe,source"
-    cmd = [kiln, "compile", model, *options, "--target", "cuda", "--cuda-arch", archs, "--emit", emit,
-           "--name", "m", "-o", out]
-    p = run(cmd)
+    cmd = [kiln, "compile", model, *options, "--target", "cuda", "--cuda-arch", archs, "--name", "m", "-o", out]
+    p = run(cmd + ["--emit", "source"])
     if p.returncode != 0 and "--dim" in p.stderr + p.stdout:
         # Symbolic dims: bound to the sample's own inputs (or a batch of one).
-        p = run(cmd + (shapes_args(inputs) if inputs else ["--dim", "batch=1"]))
+        cmd += shapes_args(inputs) if inputs else ["--dim", "batch=1"]
+        p = run(cmd + ["--emit", "source"])
     if p.returncode != 0:
-        return name, out, inputs, f"kiln compile --target cuda failed:\n{p.stderr[-3000:]}"
-    if not SOURCE_ONLY and not os.path.exists(os.path.join(out, "m")):
-        return name, out, inputs, "no executable"
+        return name, out, inputs, "", f"kiln compile --target cuda failed:\n{p.stderr[-3000:]}"
+    note = ""
+    if not SOURCE_ONLY:
+        with open(os.path.join(out, "src", "model.cu"), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        with BUILT_LOCK:
+            first = BUILT.setdefault(digest, name)
+        if first != name and not gpu:
+            note = f"CUDA source identical to {first}'s, built once"
+        else:
+            p = run(cmd + ["--emit", "exe,source"])
+            if p.returncode != 0:
+                return name, out, inputs, "", f"kiln compile --target cuda --emit exe failed:\n{p.stderr[-3000:]}"
+            if not os.path.exists(os.path.join(out, "m")):
+                return name, out, inputs, "", "no executable"
     if inputs and (not SOURCE_ONLY or name in SANITIZED_EMULATED):
         problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib,
                                      cache_dir=os.path.join(work, "emu-cache"))
         if problem:
-            return name, out, inputs, f"the emulated build failed: {problem}"
-    return name, out, inputs, ""
+            return name, out, inputs, note, f"the emulated build failed: {problem}"
+    return name, out, inputs, note, ""
 
 
 def name_outputs(src_dir, out_dir):
@@ -166,9 +185,9 @@ def check_placement(kiln, work, archs):
     out = os.path.join(work, "placement_bounded")
     bert = os.path.join(REPO, "models", "dynamic", "bert_seq", "model.onnx")
     p = run([kiln, "compile", bert, "--dim", "seq=1..256", "--target", "cuda", "--cuda-arch", archs, "--emit",
-             "source" if SOURCE_ONLY else "exe", "-o", out, "-v"])
+             "source", "-o", out, "-v"])
     if p.returncode != 0 or "on the host (symbolic shapes)" not in p.stderr:
-        print("FAIL placement: a model bounded with --dim seq=1..256 should build, its symbolic nodes on the host:\n"
+        print("FAIL placement: a model bounded with --dim seq=1..256 should compile, its symbolic nodes on the host:\n"
               + p.stderr[-3000:])
         ok = False
     # Refusals with their reasons.
@@ -249,9 +268,44 @@ def check_c_library(kiln, work, archs, gpu):
     return ok
 
 
+def check_fp16(kiln, work, archs, runtime_lib):
+    """models/cnn and models/transformer with --precision fp16 and bf16 on the emulation: the
+    narrowing kernels, half-precision weights and cublasGemmStridedBatchedEx, within 1e-2 (fp16) and
+    5e-2 (bf16) of the samples' outputs' scale."""
+    ok = True
+    for sample in ("cnn", "transformer"):
+        folder = os.path.join(REPO, "models", sample)
+        for precision, tolerance in (("fp16", 1e-2), ("bf16", 5e-2)):
+            out = os.path.join(work, f"{precision}_{sample}")
+            p = run([kiln, "compile", os.path.join(folder, "model.onnx"), "--target", "cuda", "--precision", precision,
+                     "--emit", "source", "--name", "m", "-o", out])
+            problem = "" if p.returncode == 0 else f"kiln compile failed:\n{p.stderr[-2000:]}"
+            if not problem:
+                problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib)
+            got = os.path.join(out, "outputs_emulated")
+            if not problem:
+                p = run([os.path.join(out, "m_emu"), *input_files(folder), "-o", got])
+                problem = "" if p.returncode == 0 else f"the emulated run failed: {p.stderr[-1000:]}"
+            if problem:
+                print(f"FAIL {sample} {precision}: {problem}")
+                ok = False
+                continue
+            name_outputs(os.path.join(out, "src"), got)
+            for k, expected in enumerate(sorted(glob.glob(os.path.join(folder, "expected_*.npy")))):
+                want = np.load(expected).astype(np.float64)
+                have = np.load(os.path.join(got, f"output_{k}.npy")).astype(np.float64)
+                err = float(np.abs(want - have).max()) / max(1.0, float(np.abs(want).max()))
+                if not err <= tolerance:
+                    print(f"FAIL {sample} {precision}: output {k} differs by {err:.3g} of its scale (limit {tolerance})")
+                    ok = False
+    print(("ok" if ok else "FAIL") + " fp16 and bf16: models/cnn and models/transformer on the emulation")
+    return ok
+
+
 def check_big_models(kiln, work, archs, runtime_lib):
-    """ResNet-50 and the BERT-base-shaped encoder (bench/models.py, batch 1) in fp32 and fp16:
-    built by nvcc, and run on the emulation against ONNX Runtime (fp32 within 1e-4 of the
+    """ResNet-50 and the BERT-base-shaped encoder (bench/models.py, batch 1), with --big (or
+    KILN_CUDA_BIG=1; scripts/gpu_check.sh sets it): the fp16 builds by nvcc, and ResNet-50 in fp32
+    and fp16 and BERT in fp32 on the emulation against ONNX Runtime (fp32 within 1e-4 of the
     output's scale, fp16 within 1e-2). Skipped without torch, torchvision and onnxruntime."""
     try:
         sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -275,15 +329,20 @@ def check_big_models(kiln, work, archs, runtime_lib):
             np.save(os.path.join(folder, f"input_{k}.npy"), x)
         for k, y in enumerate(session.run(None, feeds)):
             np.save(os.path.join(folder, f"expected_{k}.npy"), y)
+        # nvcc builds fp16 (the samples build fp32's code paths); the emulation runs ResNet-50 in
+        # both precisions and BERT in fp32 (its fp16 GEMMs are ResNet-50's Gemm's).
         for precision, tolerance in (("fp32", 1e-4), ("fp16", 1e-2)):
+            if name == "bert" and precision == "fp16":
+                continue
             out = os.path.join(folder, precision)
+            build = not SOURCE_ONLY and precision == "fp16"
             p = run([kiln, "compile", model, "--target", "cuda", "--precision", precision, "--cuda-arch", archs, "--emit",
-                     "source" if SOURCE_ONLY else "exe,source", "--name", "m", "-o", out])
+                     "exe,source" if build else "source", "--name", "m", "-o", out])
             if p.returncode != 0:
                 print(f"FAIL {name} {precision}: kiln compile --target cuda failed:\n{p.stderr[-3000:]}")
                 ok = False
                 continue
-            problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib)
+            problem = cuda_emulate.build(os.path.join(out, "src"), os.path.join(out, "m_emu"), runtime_lib, opt="-O1")
             if problem:
                 print(f"FAIL {name} {precision}: the emulated build failed: {problem}")
                 ok = False
@@ -304,7 +363,7 @@ def check_big_models(kiln, work, archs, runtime_lib):
                           f"(limit {tolerance})")
                     ok = False
                 else:
-                    print(f"ok {name} {precision}: {'built by nvcc; ' if not SOURCE_ONLY else ''}emulated run within "
+                    print(f"ok {name} {precision}: {'built by nvcc; ' if build else ''}emulated run within "
                           f"{err:.2g} of ONNX Runtime (limit {tolerance})")
     return ok
 
@@ -317,6 +376,8 @@ def main():
     ap.add_argument("--runtime-lib", required=True, help="libkiln_rt.a, for the emulated builds")
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--big", action="store_true", default=os.environ.get("KILN_CUDA_BIG") == "1",
+                    help="also ResNet-50 and BERT (a few minutes; scripts/gpu_check.sh)")
     args = ap.parse_args()
     if not have_nvcc():
         print("SKIP: no nvcc (install the CUDA toolkit or set $KILN_CUDA_HOME)")
@@ -330,14 +391,17 @@ def main():
     if not SOURCE_ONLY and not args.only:
         ok = check_c_library(args.kiln, args.work, args.archs, gpu) and ok
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        # ResNet-50 and BERT beside the samples (not in the sanitized run, where they take long).
-        big = None if args.only or SOURCE_ONLY else pool.submit(check_big_models, args.kiln, args.work, args.archs,
-                                                                  args.runtime_lib)
-        results = list(pool.map(lambda s: compile_sample(args.kiln, args.work, args.archs, args.runtime_lib, s), chosen))
+        # fp16/bf16 and (with --big) ResNet-50 and BERT beside the samples.
+        big = None if not args.big or SOURCE_ONLY else pool.submit(check_big_models, args.kiln, args.work, args.archs,
+                                                                     args.runtime_lib)
+        fp16 = None if args.only else pool.submit(check_fp16, args.kiln, args.work, args.archs, args.runtime_lib)
+        results = list(pool.map(lambda s: compile_sample(args.kiln, args.work, args.archs, args.runtime_lib, gpu, s), chosen))
         if big:
             ok = big.result() and ok
+        if fp16:
+            ok = fp16.result() and ok
     folders = {s[0]: sample_set(s[1], os.path.join(args.work, s[0].replace("/", "_") + "_set")) for s in chosen}
-    for name, out, inputs, problem in results:
+    for name, out, inputs, note, problem in results:
         if problem:
             print(f"FAIL {name}: {problem}")
             ok = False
@@ -356,6 +420,9 @@ def main():
         if SOURCE_ONLY:
             emulated = os.path.exists(os.path.join(out, "m_emu"))
             print(f"ok {name}: CUDA source generated{', emulated run matches' if emulated else ''} (sanitized run: not built by nvcc)")
+            continue
+        if note:
+            print(f"ok {name}: {note}{', emulated run matches' if inputs else ''}")
             continue
         if not inputs:
             print(f"ok {name}: built for sm_{args.archs.replace(',', ', sm_')}; no sample inputs to run")

@@ -50,10 +50,11 @@ def rewrite_launches(source):
     return "\n".join(out)
 
 
-def build(src_dir, out_exe, runtime_lib, name="m", cache_dir=None):
+def build(src_dir, out_exe, runtime_lib, name="m", cache_dir=None, opt="-O0"):
     """Compiles the generated sources in `src_dir` for the emulation into `out_exe`; returns "" or
     the compiler's complaint. Objects of identical sources (main.cpp, mostly) are shared through
-    `cache_dir` when given."""
+    `cache_dir` when given. `opt`: -O0 compiles fastest (the samples); big models want -O1, where
+    the emulated GEMMs run several times faster."""
     with open(os.path.join(src_dir, "model.cu")) as f:
         text = rewrite_launches(f.read())
     text = text.replace("constexpr bool kGraphable = true;", "constexpr bool kGraphable = false;  // emulated")
@@ -62,7 +63,7 @@ def build(src_dir, out_exe, runtime_lib, name="m", cache_dir=None):
         f.write(text)
     cxx = os.environ.get("CXX", "c++")
     extra = shlex.split(os.environ.get("KILN_EXTRA_CXXFLAGS", ""))
-    flags = ["-std=c++17", "-O1", "-pthread", "-DKILN_CUDA_EMULATION", "-I", EMU_INCLUDE, "-I", src_dir, "-I",
+    flags = ["-std=c++17", opt, "-pthread", "-DKILN_CUDA_EMULATION", "-I", EMU_INCLUDE, "-I", src_dir, "-I",
              os.path.join(src_dir, "runtime", "include"), *extra]
     objects = []
     sources = [emu, os.path.join(src_dir, "metadata.cpp"), os.path.join(src_dir, "main.cpp")]
