@@ -217,15 +217,17 @@ cpp::DeviceCode CudaLowering::code() const {
 #include <cuda_runtime.h>
 
 #include "kiln/rt/cuda_kernels.cuh"
+#include "kiln/rt/erf.h"         // the registry's scalar expressions call these (KILN_HD)
+#include "kiln/rt/scalar_ops.h"
 
-{helpers}namespace kiln_dev {{
+namespace kiln_dev {{
 {kernels}
 // Every kernel the run launches.
 [[maybe_unused]] const void* const kKernels[] = {{
 {refs}    nullptr}};
 }}  // namespace kiln_dev
 )cpp",
-                                 fmt::arg("helpers", device_scalar_helpers()), fmt::arg("kernels", kernels_),
+                                 fmt::arg("kernels", kernels_),
                                  fmt::arg("refs", refs));
   c.includes = "#include <cublas_v2.h>\n";
   c.context_members = R"cpp(  // The GPU side (codegen/cuda): a mirror of the arena, the weights uploaded once, the inputs'

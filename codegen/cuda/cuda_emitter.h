@@ -91,8 +91,4 @@ bool all_static(const ir::Node& n);
 // The device emitter of `op`, or nullptr.
 const CudaEmitter* find_cuda_emitter(std::string_view op);
 
-// Scalar expressions of the registry in device code: the definitions `kiln::rt::erf` and the
-// other helpers they call resolve to inside generated kernels (namespace kiln_dev).
-std::string device_scalar_helpers();
-
 }  // namespace kiln::codegen::cuda

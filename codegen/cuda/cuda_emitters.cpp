@@ -137,29 +137,17 @@ void emit_chain(NodeCode& code, const ir::Node& n) {
   const ir::Value* y = n.output(0);
   const ir::DType t = y->dtype();
   const std::string s = cpp_type(t), c = cpp_compute_type(t);
-  std::string params, reads, body;
+  std::string params, reads;
   for (size_t k = 0; k < n.num_inputs(); ++k) {
     params += fmt::format("const {}* __restrict__ in{}, ", s, k);
     reads += fmt::format("const T x{0} = static_cast<T>(in{0}[{1}]); ", k, numel(n.input(k)) == 1 ? "0" : "i");
   }
+  const cpp::ChainCode chain = cpp::elementwise_chain_code(n);
   std::string lambdas;
-  size_t k = 0;
-  for (const std::string& text : n.attr("steps").strings()) {
-    std::istringstream in(text);
-    std::string op, arg;
-    in >> op;
-    std::vector<std::string> args;
-    while (in >> arg) args.push_back((arg[0] == 'i' ? "x" : "t") + arg.substr(1));
-    const ir::OpDef* def = ir::registry().find(op);
-    const std::string ps = args.size() == 1 ? "T x" : "T a, T b";
-    lambdas += fmt::format("    const auto f{} = []({}) -> T {{ {}return static_cast<T>({}); }};  // {}\n", k, ps,
-                           cpp::attr_constants(*def, {}), def->scalar_expr, op);
-    body += fmt::format("const T t{} = f{}({}); ", k, k, fmt::join(args, ", "));
-    ++k;
-  }
+  for (const std::string& l : chain.lambdas) lambdas += "    " + l + "\n";
   const std::string kernel = code.kernel(fmt::format(
       "__global__ void @NAME@({}{}* __restrict__ y) {{  // kiln.Elementwise\n  using T = {};\n{}  KILN_CUDA_FOR(i, {}) {{ {}{}y[i] = static_cast<{}>(t{}); }}\n}}\n",
-      params, s, c, lambdas, str_i64(numel(y)), reads, body, s, k - 1));
+      params, s, c, lambdas, str_i64(numel(y)), reads, chain.body, s, chain.count - 1));
   std::vector<std::string> args;
   for (size_t j = 0; j < n.num_inputs(); ++j) args.push_back(code.in(n, j));
   args.push_back(code.out(n, 0));
@@ -919,61 +907,6 @@ const CudaEmitter* find_cuda_emitter(std::string_view op) {
   const cpp::Emitter* e = cpp::emitters().find(op);
   if (e && e->alias_input >= 0) return &copy;
   return nullptr;
-}
-
-std::string device_scalar_helpers() {
-  return R"cpp(// The helpers the registry's scalar expressions call (kiln/rt/scalar_ops.h), for the device.
-namespace kiln_dev {
-namespace kiln {
-namespace rt {
-template <class T>
-__device__ inline T erf(T x) { return ::erf(x); }
-template <class T>
-__device__ inline bool is_nan(T x) { return x != x; }
-template <class T>
-__device__ inline T mod(T a, T b, bool fmod) {
-  if constexpr (std::is_floating_point_v<T>) {
-    T r = ::fmod(a, b);
-    if (!fmod && r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
-    return r;
-  } else {
-    if (b == T(0)) return T(0);
-    if constexpr (std::is_signed_v<T>) {
-      if (b == T(-1)) return T(0);
-    }
-    T r = static_cast<T>(a % b);
-    if constexpr (std::is_signed_v<T>) {
-      if (!fmod && r != T(0) && ((r < T(0)) != (b < T(0)))) r = static_cast<T>(r + b);
-    }
-    return r;
-  }
-}
-template <class A, class B>
-__device__ inline auto power(A a, B b) {
-  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
-    using U = std::make_unsigned_t<A>;
-    if constexpr (std::is_signed_v<B>) {
-      if (b < 0) return static_cast<A>(a == A(1) ? 1 : a == A(-1) ? (b % 2 != 0 ? -1 : 1) : 0);
-    }
-    U result = 1, base = static_cast<U>(a);
-    for (auto e = static_cast<std::make_unsigned_t<B>>(b); e; e >>= 1) {
-      if (e & 1) result = static_cast<U>(result * base);
-      base = static_cast<U>(base * base);
-    }
-    return static_cast<A>(result);
-  } else {
-    return ::pow(static_cast<double>(a), static_cast<double>(b));
-  }
-}
-template <class T>
-__device__ inline T shift_left(T a, T b) { return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a << b); }
-template <class T>
-__device__ inline T shift_right(T a, T b) { return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a >> b); }
-}  // namespace rt
-}  // namespace kiln
-}  // namespace kiln_dev
-
-)cpp";
 }
 
 }  // namespace kiln::codegen::cuda

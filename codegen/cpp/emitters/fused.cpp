@@ -16,6 +16,24 @@
 
 namespace kiln::codegen::cpp {
 
+ChainCode elementwise_chain_code(const ir::Node& node) {
+  ChainCode code;
+  for (const std::string& text : node.attr("steps").strings()) {
+    std::istringstream in(text);
+    std::string op, arg;
+    in >> op;
+    std::vector<std::string> args;
+    while (in >> arg) args.push_back((arg[0] == 'i' ? "x" : "t") + arg.substr(1));
+    const ir::OpDef* def = ir::registry().find(op);
+    const std::string params = args.size() == 1 ? "T x" : "T a, T b";
+    const size_t k = code.count++;
+    code.lambdas.push_back(fmt::format("const auto f{} = []({}) -> T {{ {}return static_cast<T>({}); }};  // {}", k,
+                                       params, attr_constants(*def, {}), def->scalar_expr, op));
+    code.body += fmt::format(" const T t{} = f{}({});", k, k, fmt::join(args, ", "));
+  }
+  return code;
+}
+
 std::string activation_expr(const ir::Node& node) {
   ir::FusedActivation act = ir::fused_activation(node);
   if (act.op == "none") return "x";
@@ -209,24 +227,11 @@ void emit_elementwise_chain(EmitContext& ctx, const ir::Node& node) {
   }
   ctx.line(fmt::format("{}* const y = {};", s, ctx.out(node, 0)));
   ctx.line(fmt::format("using T = {};", c));
-  std::string body;
-  size_t k = 0;
-  for (const std::string& text : node.attr("steps").strings()) {
-    std::istringstream in(text);
-    std::string op, arg;
-    in >> op;
-    std::vector<std::string> args;
-    while (in >> arg) args.push_back((arg[0] == 'i' ? "x" : "t") + arg.substr(1));
-    const ir::OpDef* def = ir::registry().find(op);
-    std::string params = args.size() == 1 ? "T x" : "T a, T b";
-    ctx.line(fmt::format("const auto f{} = []({}) -> T {{ {}return static_cast<T>({}); }};  // {}", k, params,
-                         attr_constants(*def, {}), def->scalar_expr, op));
-    body += fmt::format(" const T t{} = f{}({});", k, k, fmt::join(args, ", "));
-    ++k;
-  }
+  const ChainCode chain = elementwise_chain_code(node);
+  for (const std::string& l : chain.lambdas) ctx.line(l);
   ctx.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", ctx.numel(node.output(0))));
   for (const std::string& r : reads) ctx.line("  " + r);
-  ctx.line(fmt::format(" {} y[i] = static_cast<{}>(t{}); }}", body, s, k - 1));
+  ctx.line(fmt::format(" {} y[i] = static_cast<{}>(t{}); }}", chain.body, s, chain.count - 1));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "kiln/rt/depthwise.h"
@@ -12,6 +13,16 @@ namespace kiln::codegen::cpp {
 // A fused node's activation (its `activation` attributes) as an expression in `x` of type
 // T = float: the activation op's scalar expression from the registry, with its attributes.
 std::string activation_expr(const ir::Node& node);
+
+// kiln.Elementwise's steps as C++ over T: `lambdas` declare f0, f1, ... (each step's op's scalar
+// expression), `body` computes t0, t1, ... from the inputs x0, x1, ... and the earlier steps; the
+// result is t{count - 1}.
+struct ChainCode {
+  std::vector<std::string> lambdas;
+  std::string body;
+  size_t count = 0;
+};
+ChainCode elementwise_chain_code(const ir::Node& node);
 
 // kiln.FusedConvDepthwise (1x1 expand, then depthwise 3x3): "" and `p`, or the reason.
 std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwiseParams& p);

@@ -5,14 +5,17 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kiln/rt/host_device.h"
+
 namespace kiln::rt {
 
 // float: x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (beyond, erf rounds to +-1 in float),
 // within 5e-7 of the exact value (Eigen's generic_fast_erf_float coefficients), branch-free
 // so that a loop of it vectorizes, which std::erf does not: the GELU epilogue of BERT's FFN
 // GEMM took as long in std::erf as in the GEMM itself. NaN stays NaN. Other types: std::erf.
+// The CUDA backend's kernels call it too (KILN_HD), so the GPU computes the same erf.
 template <class T>
-T erf(T a) noexcept {
+KILN_HD T erf(T a) noexcept {
   if constexpr (std::is_same_v<T, float>) {
     const float x = a < -4.f ? -4.f : (a > 4.f ? 4.f : a);
     const float x2 = x * x;

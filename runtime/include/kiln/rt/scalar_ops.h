@@ -2,7 +2,8 @@
 // expression text is compiled into kiln's reference implementation and into generated code,
 // so these are the one definition of the semantics that a plain C++ operator does not give:
 // NaN-propagating min and max, floor and truncated modulo, integer powers, shifts by any
-// count, and dtype conversions.
+// count, and dtype conversions. Those that elementwise expressions call are KILN_HD: the CUDA
+// backend's kernels compile the same expressions.
 #pragma once
 
 #include <cmath>
@@ -12,11 +13,12 @@
 #include <type_traits>
 
 #include "kiln/rt/dtype.h"
+#include "kiln/rt/host_device.h"
 
 namespace kiln::rt {
 
 template <class T>
-constexpr bool is_nan(T x) noexcept {
+KILN_HD constexpr bool is_nan(T x) noexcept {
   if constexpr (std::is_floating_point_v<T>) {
     return x != x;
   } else {
@@ -28,7 +30,7 @@ constexpr bool is_nan(T x) noexcept {
 // Modulo. fmod: the sign of the dividend (C's % and std::fmod); else the sign of the divisor
 // (Python's %, numpy.mod). Integer division by zero gives 0, as numpy does.
 template <class T>
-T mod(T a, T b, bool fmod) noexcept {
+KILN_HD T mod(T a, T b, bool fmod) noexcept {
   if constexpr (std::is_floating_point_v<T>) {
     T r = std::fmod(a, b);
     if (!fmod && r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
@@ -50,7 +52,7 @@ T mod(T a, T b, bool fmod) noexcept {
 // exponent gives 1 / a^-b truncated (0 unless |a| is 1). Otherwise in double, like numpy's
 // mixed-type promotion.
 template <class A, class B>
-auto power(A a, B b) noexcept {
+KILN_HD auto power(A a, B b) noexcept {
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
     using U = std::make_unsigned_t<A>;
     if constexpr (std::is_signed_v<B>) {
@@ -69,11 +71,11 @@ auto power(A a, B b) noexcept {
 
 // Shifts where a count of the type's width or more gives 0.
 template <class T>
-T shift_left(T a, T b) noexcept {
+KILN_HD T shift_left(T a, T b) noexcept {
   return b >= T(std::numeric_limits<T>::digits) ? T(0) : static_cast<T>(a << b);
 }
 template <class T>
-T shift_right(T a, T b) noexcept {
+KILN_HD T shift_right(T a, T b) noexcept {
   return b >= T(std::numeric_limits<T>::digits) ? T(0) : static_cast<T>(a >> b);
 }
 
