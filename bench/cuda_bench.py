@@ -36,6 +36,9 @@ def torch_module(name):
 
 def torch_latency(name, inputs, half, runs):
     import torch
+    # fp32 means fp32 (no TF32) on both sides, as kiln's fp32 GEMMs do.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     m = torch_module(name).cuda()
     xs = [torch.from_numpy(x).cuda() for x in inputs]
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16, enabled=half):

@@ -13,8 +13,10 @@
 #   bash scripts/gpu_check.sh [OUT]       # on the GPU machine (nvcc, Python with numpy, onnx,
 #                                         # torch and torchvision); writes OUT/ (default gpu-check/)
 #
-# A GPU machine that reaches nothing outside needs only the working tree and build-gpu/ (with
-# the device tool: carry ["build-gpu"]). Prints each step's result and a table.
+# A GPU machine that reaches nothing outside needs only the working tree and, from build-gpu/,
+# kiln, bin/kiln, lib/ and runtime/libkiln_rt.a (about 25 MB; with the device tool: carry
+# ["build-gpu/kiln", "build-gpu/bin", "build-gpu/lib", "build-gpu/runtime/libkiln_rt.a"]).
+# Prints each step's result and a table; exits non-zero when a sample or a model fails.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
