@@ -235,6 +235,7 @@ namespace kiln_dev {{
   struct Device {
     bool ready = false;
     cudaStream_t stream = nullptr;
+    cudaEvent_t caller_done = nullptr;  // NAME_run_device: orders the run after the caller's stream
     cublasHandle_t cublas = nullptr;
     void* cublas_workspace = nullptr;
     unsigned char* arena = nullptr;
@@ -301,11 +302,9 @@ constexpr bool kGraphable = {graphable};
 // pointers when `device` (then ordered after the caller's `stream` and before its later work).
 int cuda_run({N}_context* ctx, const void* const* inputs, void* const* outputs, bool device, cudaStream_t stream) {{
   auto& d = ctx->dev;
-  cudaEvent_t caller_done = nullptr;
-  if (device && stream) {{
-    KILN_CUDA(cudaEventCreateWithFlags(&caller_done, cudaEventDisableTiming), "creating an event");
-    KILN_CUDA(cudaEventRecord(caller_done, stream), "ordering after the caller's stream");
-    KILN_CUDA(cudaStreamWaitEvent(d.stream, caller_done, 0), "ordering after the caller's stream");
+  if (device && stream) {{  // the event is the context's, made once at creation
+    KILN_CUDA(cudaEventRecord(d.caller_done, stream), "ordering after the caller's stream");
+    KILN_CUDA(cudaStreamWaitEvent(d.stream, d.caller_done, 0), "ordering after the caller's stream");
   }}
   const cudaMemcpyKind in_kind = device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
   const cudaMemcpyKind out_kind = device ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
@@ -341,9 +340,6 @@ int cuda_run({N}_context* ctx, const void* const* inputs, void* const* outputs, 
     KILN_CUDA(cudaMemcpyAsync(outputs[j], d.out[j], output_bytes(shapes, j), out_kind, d.stream), "copying the outputs from the GPU");
   KILN_CUDA(cudaMemcpyAsync(d.host_flag, d.flag, sizeof(int), cudaMemcpyDeviceToHost, d.stream), "reading the device checks");
   KILN_CUDA(cudaStreamSynchronize(d.stream), "running the model on the GPU");
-  if (caller_done) {{
-    cudaEventDestroy(caller_done);
-  }}
   if (*d.host_flag != 0) {{
     const int code = *d.host_flag;
     KILN_CUDA(cudaMemsetAsync(d.flag, 0, sizeof(int), d.stream), "clearing the device checks");
@@ -385,6 +381,7 @@ int cuda_run({N}_context* ctx, const void* const* inputs, void* const* outputs, 
       return ctx;
     }}
     if (failed(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "creating the CUDA stream")) return ctx;
+    if (failed(cudaEventCreateWithFlags(&d.caller_done, cudaEventDisableTiming), "creating a CUDA event")) return ctx;
     if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS) {{
       ctx->error = "cuBLAS could not be initialized";
       return ctx;
@@ -441,6 +438,7 @@ int cuda_run({N}_context* ctx, const void* const* inputs, void* const* outputs, 
     if (d.weights) cudaFree(d.weights);
     if (d.cublas) cublasDestroy(d.cublas);
     if (d.cublas_workspace) cudaFree(d.cublas_workspace);
+    if (d.caller_done) cudaEventDestroy(d.caller_done);
     if (d.stream) cudaStreamDestroy(d.stream);
   }}
 )cpp");
