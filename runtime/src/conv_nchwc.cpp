@@ -4,7 +4,7 @@
 // input channel, F vector loads of weights and P broadcasts of the input for P * F FMAs. With
 // AVX-512 (32 registers) F = 4 and P = 6: 24 accumulators, the weights of a step reused by 6
 // positions and each input value by 64 channels; with AVX2 (16 registers, a 16-float vector in
-// two halves) F = 1, and with NEON (32 registers of 4 floats, conv_nchwc_neon.cpp) F = 1 as
+// two halves, conv_nchwc_avx2.cpp) F = 1, and with NEON (32 registers of 4 floats, conv_nchwc_neon.cpp) F = 1 as
 // well. The tile's positions are contiguous in the output (and the residual), the
 // input's 16 channels of a block contiguous at each position: nothing is packed at run time.
 #include "kiln/rt/conv_nchwc.h"
@@ -162,97 +162,6 @@ void portable_tile(const Tile& t, int F, int P, bool plain) {
 }
 
 #if KILN_X86_KERNELS
-// The AVX2 tile, F = 1: a block's 16 channels are two ymm halves, so P = 6 positions keep 12
-// accumulators, 2 weight registers and a broadcast in the 16 registers. Written with intrinsics
-// because GCC lowers vector_tile's 16-float type to pairs of ymm it keeps on the stack on AVX2
-// (every FMA read and wrote memory: ResNet-50 ran 1.6x slower blocked than in NCHW under
-// KILN_CPU_ISA=avx2). Same taps, channel order and epilogue as vector_tile.
-
-// One input channel: its 16 weights against the P positions' values (x + off[p]).
-template <int P, bool kAll>
-KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void step_avx2(const float* __restrict x, const float* __restrict wk,
-                                                                   const int64_t (&off)[P], int lo, int hi,
-                                                                   __m256 (&acc)[P][2]) {
-  const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
-#pragma GCC unroll 6
-  for (int p = 0; p < P; ++p) {
-    if (!kAll && (p < lo || p >= hi)) continue;
-    const __m256 xv = _mm256_broadcast_ss(x + off[p]);
-    acc[p][0] = _mm256_fmadd_ps(xv, w0, acc[p][0]);
-    acc[p][1] = _mm256_fmadd_ps(xv, w1, acc[p][1]);
-  }
-}
-
-template <int P, bool kAll, bool kPlain>
-KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void tap_avx2(const Tile& t, const float* __restrict row, int64_t iw,
-                                                                  const float* __restrict w, int lo, int hi,
-                                                                  __m256 (&acc)[P][2]) {
-  int64_t off[P];
-#pragma GCC unroll 6
-  for (int p = 0; p < P; ++p) off[p] = (iw + p * t.sw) * (kPlain ? 1 : kB);
-  if constexpr (kPlain) {
-    if (t.k1 - t.k0 == 3) {  // a stem's three colour planes: one straight run the core overlaps
-      const int64_t c = t.k0;
-      step_avx2<P, kAll>(row + c * t.x_block, w + c * kB, off, lo, hi, acc);
-      step_avx2<P, kAll>(row + (c + 1) * t.x_block, w + (c + 1) * kB, off, lo, hi, acc);
-      step_avx2<P, kAll>(row + (c + 2) * t.x_block, w + (c + 2) * kB, off, lo, hi, acc);
-      return;
-    }
-    for (int64_t c = t.k0; c < t.k1; ++c) step_avx2<P, kAll>(row + c * t.x_block, w + c * kB, off, lo, hi, acc);
-    return;
-  }
-  for (int64_t kb = t.k0; kb < t.k1; kb += kB) {
-    const float* __restrict xb = row + kb / kB * t.x_block;
-    const float* __restrict wb = w + kb * kB;
-#pragma GCC unroll 16
-    for (int k = 0; k < kB; ++k) step_avx2<P, kAll>(xb + k, wb + k * kB, off, lo, hi, acc);
-  }
-}
-
-template <int P, bool kPlain>
-KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS void tile_avx2(const Tile& t) {
-  __m256 acc[P][2];
-#pragma GCC unroll 6
-  for (int p = 0; p < P; ++p)
-    for (int h = 0; h < 2; ++h) acc[p][h] = t.first ? _mm256_setzero_ps() : _mm256_loadu_ps(t.y + p * kB + h * 8);
-  for (int64_t kh = 0; kh < t.KH; ++kh) {
-    const int64_t ih = t.ih0 + kh;
-    if (ih < 0 || ih >= t.H) continue;
-    const float* row = t.x + ih * t.W * (kPlain ? 1 : kB);
-    for (int64_t kw = 0; kw < t.KW; ++kw) {
-      int lo, hi;
-      valid_positions(t.iw0 + kw, t.sw, t.W, P, lo, hi);
-      const float* w = t.w + (kh * t.KW + kw) * t.K * kB;
-      if (lo == 0 && hi == P)
-        tap_avx2<P, true, kPlain>(t, row, t.iw0 + kw, w, lo, hi, acc);
-      else if (lo < hi)
-        tap_avx2<P, false, kPlain>(t, row, t.iw0 + kw, w, lo, hi, acc);
-    }
-  }
-  if (!t.last) {
-#pragma GCC unroll 6
-    for (int p = 0; p < P; ++p)
-      for (int h = 0; h < 2; ++h) _mm256_storeu_ps(t.y + p * kB + h * 8, acc[p][h]);
-    return;
-  }
-  const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(t.act.lo), hi = _mm256_set1_ps(t.act.hi);
-  for (int h = 0; h < 2; ++h) {
-    const __m256 bv = t.bias ? _mm256_loadu_ps(t.bias + h * 8) : zero;
-#pragma GCC unroll 6
-    for (int p = 0; p < P; ++p) {
-      __m256 v = acc[p][h];
-      if (t.bias) v = _mm256_add_ps(v, bv);  // act(conv + bias + z), in kiln.FusedConv's order
-      if (t.z) v = _mm256_add_ps(v, _mm256_loadu_ps(t.z + p * kB + h * 8));
-      // max/min return their second operand when either is NaN: a clamp keeps NaN, Relu makes it 0.
-      if (t.act.kind == StoreActivation::kClamp) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-      else if (t.act.kind == StoreActivation::kRelu) v = _mm256_max_ps(v, zero);
-      _mm256_storeu_ps(t.y + p * kB + h * 8, v);
-    }
-  }
-}
-#endif
-
-#if KILN_X86_KERNELS
 template <int F, int P, bool kPlain>
 KILN_AVX512F KILN_TILE_NO_POINTER_CHECKS void tile_avx512f(const Tile& t) {
   vector_tile<F, P, kPlain>(t);
@@ -269,16 +178,6 @@ void fill_avx512f(Kernels& k) {
   fns[5] = tile_avx512f<F, 6, kPlain>;
 }
 
-template <bool kPlain>
-void fill_avx2_fma(Kernels& k) {
-  TileFn* fns = k.fns[kPlain][0];
-  fns[0] = tile_avx2<1, kPlain>;
-  fns[1] = tile_avx2<2, kPlain>;
-  fns[2] = tile_avx2<3, kPlain>;
-  fns[3] = tile_avx2<4, kPlain>;
-  fns[4] = tile_avx2<5, kPlain>;
-  fns[5] = tile_avx2<6, kPlain>;
-}
 #endif
 
 NchwcIsa best_isa() {
@@ -310,9 +209,7 @@ Kernels kernels_for(NchwcIsa isa) {
     fill_avx512f<4, true>(k);
     k.max_f = 4;
   } else if (isa == NchwcIsa::avx2) {
-    fill_avx2_fma<false>(k);
-    fill_avx2_fma<true>(k);
-    k.max_f = 1;
+    fill_avx2(k);
   }
 #endif
   if (isa == NchwcIsa::neon) fill_neon(k);

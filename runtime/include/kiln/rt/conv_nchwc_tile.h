@@ -57,4 +57,8 @@ struct Kernels {
 // elsewhere.
 void fill_neon(Kernels& k);
 
+// The AVX2 + FMA tiles (conv_nchwc_avx2.cpp: F = 1, P = 1 to 6, blocked and plain input); leaves
+// k as it is where the build has no x86 kernels.
+void fill_avx2(Kernels& k);
+
 }  // namespace kiln::rt::nchwc
