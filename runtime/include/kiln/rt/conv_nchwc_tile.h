@@ -31,6 +31,12 @@ struct Tile {
   // from the partial sums in y; only the last adds the bias and residual and applies act.
   int64_t k0, k1;
   bool first, last;
+  // Where flat_ow > 0 (only for a family that sets Kernels::flat, blocked input): the tile's P
+  // positions are q0, q0 + 1, ... of the whole output plane, flat_ow a row, and may span rows;
+  // position q reads from row (q / flat_ow) * sh - pad_top + kh, column (q % flat_ow) * sw -
+  // pad_left + kw. ih0 and iw0 are not used then. A strided layer's 7-wide rows thus run as
+  // tiles of 6, not of 4 and 3.
+  int64_t flat_ow = 0, q0 = 0, sh = 1, pad_top = 0, pad_left = 0;
 };
 
 using TileFn = void (*)(const Tile& t);
@@ -51,6 +57,11 @@ constexpr int kMaxF = 4;  // output blocks a tile
 struct Kernels {
   TileFn fns[2][kMaxF][kMaxP] = {};
   int max_f = 0;  // 0: portable_tile
+  bool flat = false;  // the blocked tiles take Tile::flat_ow
+  // Where set: positions [t.iw0, t.iw0 + len) of a stride-1 1x1's plane (t as for a tile of
+  // them; t.first and t.last both true), blocked input, one output block (F = 1), in one call;
+  // `blocked` is fns[0][0] (tiles of 1 to 6 positions) for what it leaves.
+  void (*plane_run)(const Tile& t, int64_t len, const TileFn* blocked) = nullptr;
 };
 
 // The NEON tiles (ARM64: F = 1, P = 1 to 6, blocked and plain input); leaves k as it is
