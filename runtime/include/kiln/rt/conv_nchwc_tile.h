@@ -37,6 +37,9 @@ struct Tile {
   // pad_left + kw. ih0 and iw0 are not used then. A strided layer's 7-wide rows thus run as
   // tiles of 6, not of 4 and 3.
   int64_t flat_ow = 0, q0 = 0, sh = 1, pad_top = 0, pad_left = 0;
+  // The tile's first position in its output plane (oh * OW + ow) and the plane's size: which
+  // share of the next output block's weights the tile fetches ahead (conv_nchwc_avx2.cpp).
+  int64_t plane_pos = 0, plane_size = 1;
 };
 
 using TileFn = void (*)(const Tile& t);
