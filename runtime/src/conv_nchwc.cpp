@@ -127,38 +127,108 @@ KILN_TILE_NO_POINTER_CHECKS __attribute__((always_inline)) inline void vector_ti
 }
 #endif
 
-// Plain loops, for compilers and CPUs without the above: one position of one block at a time,
-// the taps and channels in the same order.
-void portable_tile(const Tile& t, int F, int P, bool plain) {
+// Plain loops, for compilers and CPUs without the above (KILN_CPU_ISA=portable, and the floor
+// for CPUs kiln has no kernels for): two positions of one output block at a time. Written so
+// that GCC and Clang vectorize them for whatever the target's vectors are: the 16 channels'
+// loop unrolled whole, two positions' sums in local arrays the compiler keeps in registers (8
+// SSE2 registers on x86-64's baseline, 8 NEON ones on ARM64), the weights of an input channel
+// read once for both. One position at a time, with the block's index divided out per channel,
+// ResNet-50's 1x1s ran at 2.8 G multiply-adds/s on a core whose SSE2 peak is 4x that. The same
+// taps, channel order and epilogue as the tiles above.
+namespace portable {
+
+// acc0[j] += x0 * w[j] (and acc1 from x1 where N = 2) over input channels [k0, k1) of one tap,
+// position q's value of channel c at xq + index(c). Its own function, the sums in local arrays
+// loaded and stored around the loop: inlined into the tile's loops, GCC left them in memory.
+// GCC's loop vectorizer took the loop over a block's 16 input channels instead (their values
+// are contiguous), transposing the weights with shuffles and keeping sums on the stack:
+// vectorizing the unrolled 16 channels of the output (SLP) is what keeps them in registers.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KILN_NO_LOOP_VECTORIZE __attribute__((optimize("no-tree-loop-vectorize")))
+#else
+#define KILN_NO_LOOP_VECTORIZE
+#endif
+
+template <bool kPlain, int N>
+KILN_NO_LOOP_VECTORIZE __attribute__((noinline)) void tap(const Tile& t, const float* __restrict x0, const float* __restrict x1,
+                                   const float* __restrict w, float* __restrict acc0, float* __restrict acc1) {
+  float a0[kB], a1[kB];
+  std::memcpy(a0, acc0, sizeof a0);
+  if (N == 2) std::memcpy(a1, acc1, sizeof a1);
+  const auto step = [&](int64_t i, const float* __restrict wc) {
+    const float v0 = x0[i], v1 = N == 2 ? x1[i] : 0.f;
+#pragma GCC unroll 16
+    for (int j = 0; j < kB; ++j) {
+      a0[j] += v0 * wc[j];
+      if (N == 2) a1[j] += v1 * wc[j];
+    }
+  };
+  if constexpr (kPlain) {
+    for (int64_t c = t.k0; c < t.k1; ++c) step(c * t.x_block, w + c * kB);
+  } else {
+    int64_t i = t.k0 / kB * t.x_block;
+    for (int64_t kb = t.k0; kb < t.k1; kb += kB, i += t.x_block)
+      for (int k = 0; k < kB; ++k) step(i + k, w + (kb + k) * kB);
+  }
+  std::memcpy(acc0, a0, sizeof a0);
+  if (N == 2) std::memcpy(acc1, a1, sizeof a1);
+}
+
+template <bool kPlain>
+void tile(const Tile& t, int F, int P) {
+  const int64_t scale = kPlain ? 1 : kB;
   for (int f = 0; f < F; ++f)
-    for (int p = 0; p < P; ++p) {
-      float acc[kB] = {};
+    for (int p0 = 0; p0 < P; p0 += 2) {
+      const int n = P - p0 < 2 ? 1 : 2;
+      float acc[2][kB] = {};
+      float* y = t.y + f * t.y_block + p0 * kB;
       if (!t.first)
-        for (int64_t j = 0; j < kB; ++j) acc[j] = t.y[f * t.y_block + p * kB + j];
-      for (int64_t kh = 0; kh < t.KH; ++kh)
+        for (int q = 0; q < n; ++q) std::memcpy(acc[q], y + q * kB, sizeof acc[q]);
+      for (int64_t kh = 0; kh < t.KH; ++kh) {
+        const int64_t ih = t.ih0 + kh;
+        if (ih < 0 || ih >= t.H) continue;
         for (int64_t kw = 0; kw < t.KW; ++kw) {
-          const int64_t ih = t.ih0 + kh, iw = t.iw0 + kw + p * t.sw;
-          if (ih < 0 || ih >= t.H || iw < 0 || iw >= t.W) continue;
-          for (int64_t c = t.k0; c < t.k1; ++c) {
-            const float xv = plain ? t.x[c * t.x_block + ih * t.W + iw]
-                                   : t.x[c / kB * t.x_block + (ih * t.W + iw) * kB + c % kB];
-            const float* wr = t.w + f * t.w_block + ((kh * t.KW + kw) * t.K + c) * kB;
-            for (int64_t j = 0; j < kB; ++j) acc[j] += xv * wr[j];
+          const float* w = t.w + f * t.w_block + (kh * t.KW + kw) * t.K * kB;
+          bool in[2];
+          const float* xs[2];
+          for (int q = 0; q < 2; ++q) {
+            const int64_t iw = t.iw0 + kw + (p0 + q) * t.sw;
+            in[q] = q < n && iw >= 0 && iw < t.W;
+            xs[q] = t.x + (ih * t.W + (in[q] ? iw : 0)) * scale;
+          }
+          if (in[0] && in[1]) {
+            tap<kPlain, 2>(t, xs[0], xs[1], w, acc[0], acc[1]);
+          } else if (in[0] || in[1]) {  // one of the pair in the padding: the other alone
+            const int q = in[0] ? 0 : 1;
+            tap<kPlain, 1>(t, xs[q], nullptr, w, acc[q], nullptr);
           }
         }
-      if (!t.last) {
-        std::memcpy(t.y + f * t.y_block + p * kB, acc, sizeof acc);
-        continue;
       }
-      for (int64_t j = 0; j < kB; ++j) {
-        float v = acc[j];
-        if (t.bias) v += t.bias[f * kB + j];
-        if (t.z) v += t.z[f * t.y_block + p * kB + j];
-        if (t.act.kind == StoreActivation::kClamp) v = v < t.act.lo ? t.act.lo : (v > t.act.hi ? t.act.hi : v);
-        if (t.act.kind == StoreActivation::kRelu) v = v > 0.f ? v : 0.f;
-        t.y[f * t.y_block + p * kB + j] = v;
+      for (int q = 0; q < n; ++q) {
+        float* yq = y + q * kB;
+        if (!t.last) {
+          std::memcpy(yq, acc[q], sizeof acc[q]);
+          continue;
+        }
+        for (int64_t j = 0; j < kB; ++j) {
+          float v = acc[q][j];
+          if (t.bias) v += t.bias[f * kB + j];
+          if (t.z) v += t.z[f * t.y_block + (p0 + q) * kB + j];
+          if (t.act.kind == StoreActivation::kClamp) v = v < t.act.lo ? t.act.lo : (v > t.act.hi ? t.act.hi : v);
+          if (t.act.kind == StoreActivation::kRelu) v = v > 0.f ? v : 0.f;
+          yq[j] = v;
+        }
       }
     }
+}
+
+}  // namespace portable
+
+void portable_tile(const Tile& t, int F, int P, bool plain) {
+  if (plain)
+    portable::tile<true>(t, F, P);
+  else
+    portable::tile<false>(t, F, P);
 }
 
 #if KILN_X86_KERNELS
