@@ -7,7 +7,9 @@ libraries, each linked into tests/e2e/run_library.c by TRIPLE-gcc and run, and m
 in static int8 (the int8 kernels' portable paths) must match this machine's int8 build too.
 A small ResNet-shaped CNN, made here, must run its convolutions on TRIPLE's vector kernels (NEON
 on aarch64), as its KILN_LOG_KERNELS=1 log says layer by layer, and on the plain loops under
-KILN_CPU_ISA=portable, both matching this machine's outputs.
+KILN_CPU_ISA=portable, both matching this machine's outputs. Built for this machine with `--cpu
+generic`, the same executable must take the best kernels the CPU has (AVX-512 where it has it),
+the AVX2 ones under KILN_CPU_ISA=avx2 and the plain loops under portable, all three agreeing.
 The --target and --cpu errors must be one clear line, a non-zero exit and no output directory.
 
   cross_target.py KILN TRIPLE WORK_DIR
@@ -230,6 +232,17 @@ def resnet_block_model(path):
     return sum(n.op_type == "Conv" for n in nodes)
 
 
+def host_isa():
+    """The convolution kernels this x86-64 machine takes natively (x86_dispatch.h's order)."""
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return "portable"
+    if "avx512f" in flags:
+        return "avx512"
+    return "avx2" if "avx2" in flags and "fma" in flags else "portable"
+
+
 def kernel_lines(stderr):
     """(family, isa) of each KILN_LOG_KERNELS line."""
     found = re.findall(r"^kiln: kernel (\S+) isa=(\S+) ", stderr, re.MULTILINE)
@@ -254,7 +267,8 @@ def check_kernels(kiln, triple, emulator, work):
               + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
         if p.returncode != 0:
             return
-        runs = [("native", {})] if target == HOST else [(isa, {}), ("portable", {"KILN_CPU_ISA": "portable"})]
+        runs = ([("native", {}), ("avx2", {"KILN_CPU_ISA": "avx2"}), ("portable", {"KILN_CPU_ISA": "portable"})]
+                if target == HOST else [(isa, {}), ("portable", {"KILN_CPU_ISA": "portable"})])
         for want, env in runs:
             result = os.path.join(out, f"result_{want}")
             t0 = time.monotonic()
@@ -266,6 +280,15 @@ def check_kernels(kiln, triple, emulator, work):
             if p.returncode != 0:
                 return
             results[(target, want)] = np.load(os.path.join(result, file_name("y")))
+            if target == HOST:
+                # One generic binary, its kernels chosen by the CPU when it runs (capped by
+                # KILN_CPU_ISA): the best this machine has natively, AVX2 under the avx2 cap.
+                lines = kernel_lines(p.stderr)
+                expect = {"native": host_isa(), "avx2": "avx2" if host_isa() != "portable" else "portable",
+                          "portable": "portable"}[want]
+                check(len(lines) == convs and all(i == expect for _, i in lines),
+                      f"resnet_block on {HOST} ({want}): {convs} convolutions logged, each isa={expect}: "
+                      f"{len(lines)} logged, {lines}")
             if target == triple:
                 lines = kernel_lines(p.stderr)
                 families = sorted({f for f, _ in lines})
@@ -274,6 +297,10 @@ def check_kernels(kiln, triple, emulator, work):
                       f"{len(lines)} logged, {lines}")
                 check("conv_nchwc" in families and any(f.startswith("winograd") for f in families),
                       f"resnet_block on {triple} ({want}): blocked and Winograd convolutions among {families}")
+    for want in ("avx2", "portable"):
+        ok, err, tol = within(results[(HOST, want)], results[(HOST, "native")], 1e-5)
+        check(ok, f"resnet_block on {HOST} ({want}) matches its native run (max abs difference {err:.3g}, "
+              f"tolerance {tol:.3g})")
     for want in (isa, "portable"):
         ok, err, tol = within(results[(triple, want)], results[(HOST, "native")], 1e-5)
         check(ok, f"resnet_block on {triple} ({want}) matches {HOST} (max abs difference {err:.3g}, tolerance {tol:.3g})")
