@@ -67,6 +67,10 @@ constexpr int64_t kB = kNchwcBlock;
 #define KILN_AVX2_ACC_OUT                                                                    \
   KILN_AVX2_STORE_ACC(0, 0, 1) KILN_AVX2_STORE_ACC(1, 2, 3) KILN_AVX2_STORE_ACC(2, 4, 5)    \
   KILN_AVX2_STORE_ACC(3, 6, 7) KILN_AVX2_STORE_ACC(4, 8, 9) KILN_AVX2_STORE_ACC(5, 10, 11)
+// The six position pointers as in-out operands %[x0] .. %[x5].
+#define KILN_AVX2_POSITION_OPERANDS(x)                                                                  \
+  [x0] "+r"(x.x[0]), [x1] "+r"(x.x[1]), [x2] "+r"(x.x[2]), [x3] "+r"(x.x[3]), [x4] "+r"(x.x[4]), \
+      [x5] "+r"(x.x[5])
 #define KILN_AVX2_CLOBBERS                                                                    \
   "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
       "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
@@ -110,8 +114,7 @@ KILN_AVX2_FMA void blocks_avx2(const float* const* xp, int64_t nb, int64_t x_blo
       "dec %[n]\n\t"
       "jnz 1b\n\t"
       KILN_AVX2_ACC_OUT
-      : [x0] "+r"(x.x[0]), [x1] "+r"(x.x[1]), [x2] "+r"(x.x[2]), [x3] "+r"(x.x[3]), [x4] "+r"(x.x[4]),
-        [x5] "+r"(x.x[5]), [w] "+r"(w), [n] "+r"(nb), [pf] "+r"(pf)
+      : KILN_AVX2_POSITION_OPERANDS(x), [w] "+r"(w), [n] "+r"(nb), [pf] "+r"(pf)
       : [xs] "r"(x_block_bytes), [acc] "r"(acc), [P] "i"(P), [pf_end] "m"(pf_end)
       : KILN_AVX2_CLOBBERS);
 }
@@ -132,8 +135,7 @@ KILN_AVX2_FMA void channels_avx2(const float* const* xp, int64_t n, int64_t plan
       "dec %[n]\n\t"
       "jnz 1b\n\t"
       KILN_AVX2_ACC_OUT
-      : [x0] "+r"(x.x[0]), [x1] "+r"(x.x[1]), [x2] "+r"(x.x[2]), [x3] "+r"(x.x[3]), [x4] "+r"(x.x[4]),
-        [x5] "+r"(x.x[5]), [w] "+r"(w), [n] "+r"(n), [i] "+r"(i)
+      : KILN_AVX2_POSITION_OPERANDS(x), [w] "+r"(w), [n] "+r"(n), [i] "+r"(i)
       : [cs] "r"(plane_bytes), [acc] "r"(acc), [P] "i"(P)
       : KILN_AVX2_CLOBBERS);
 }
@@ -168,8 +170,7 @@ KILN_AVX2_FMA void rgb_taps_avx2(const float* const* xp, int64_t rows, int64_t n
       "dec %[rows]\n\t"
       "jnz 2b\n\t"
       KILN_AVX2_ACC_OUT
-      : [x0] "+r"(x.x[0]), [x1] "+r"(x.x[1]), [x2] "+r"(x.x[2]), [x3] "+r"(x.x[3]), [x4] "+r"(x.x[4]),
-        [x5] "+r"(x.x[5]), [w] "+r"(w), [rows] "+r"(rows), [left] "=&r"(left)
+      : KILN_AVX2_POSITION_OPERANDS(x), [w] "+r"(w), [rows] "+r"(rows), [left] "=&r"(left)
       : [n] "r"(n), [cs] "r"(plane_bytes), [x_skip] "m"(x_skip), [w_skip] "m"(w_skip), [acc] "r"(acc), [P] "i"(P)
       : KILN_AVX2_CLOBBERS);
 }

@@ -355,6 +355,30 @@ KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, c
   }
 }
 
+// The padding columns of the G groups' rows d[gi] zeroed (W + 1 <= wp: see padded_width), then
+// `block(pixels, q)` over the rows' pixels [ih0 * W, (ih0 + rows) * W) as one run: blocks of
+// kBlock pixels (std::integral_constant), the last block again ending at the run's end, single
+// pixels where the run is shorter than a block. Shared by the AVX2 and AVX-512 expands.
+template <int kBlock, class Block>
+__attribute__((always_inline)) inline void expand_pixels(int G, int64_t W, int64_t ih0, int64_t rows, int64_t wp,
+                                                         float* const d[], Block&& block) {
+  const int64_t row = wp * kLanes;
+  for (int gi = 0; gi < G; ++gi)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* dr = d[gi] + r * row;
+      std::fill(dr, dr + kLanes, 0.f);
+      std::fill(dr + (W + 1) * kLanes, dr + wp * kLanes, 0.f);
+    }
+  const int64_t q0 = ih0 * W, q_end = q0 + rows * W;
+  int64_t q = q0;
+  for (; q + kBlock <= q_end; q += kBlock) block(std::integral_constant<int, kBlock>{}, q);
+  if (q < q_end && q_end - q0 >= kBlock) {
+    block(std::integral_constant<int, kBlock>{}, q_end - kBlock);
+    q = q_end;
+  }
+  for (; q < q_end; ++q) block(std::integral_constant<int, 1>{}, q);
+}
+
 // expand_row_plain for input rows [ih0, ih0 + rows) at once (their pixels are one run of each
 // plane), P pixels x G groups of 8 channels in registers: per input channel, G vectors of
 // weights and P broadcast pixels. One group: 8 pixels (12 or 16 measured slower: 603 and 1663
@@ -364,27 +388,12 @@ template <int G>
 KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
                                     int64_t wp, const UnitWeights& g, const StoreActivation& act,
                                     float* const d[]) {
-  constexpr int kBlock = G == 1 ? 8 : 6;
-  const __m256 zero = _mm256_setzero_ps();
-  const int64_t row = wp * kLanes;
-  for (int gi = 0; gi < G; ++gi)
-    for (int64_t r = 0; r < rows; ++r) {  // padding columns (W + 1 <= wp: see padded_width)
-      _mm256_store_ps(d[gi] + r * row, zero);
-      for (int64_t c = W + 1; c < wp; ++c) _mm256_store_ps(d[gi] + r * row + c * kLanes, zero);
-    }
-  const int64_t q0 = ih0 * W, q_end = q0 + rows * W;
-  auto block = [&](auto pixels, int64_t q) KILN_AVX2_FMA {
+  const int64_t row = wp * kLanes, q0 = ih0 * W;
+  expand_pixels<G == 1 ? 8 : 6>(G, W, ih0, rows, wp, d, [&](auto pixels, int64_t q) KILN_AVX2_FMA {
     float* dq[G];
     for (int gi = 0; gi < G; ++gi) dq[gi] = d[gi] + (q - q0) / W * row;
     expand_block<G, decltype(pixels)::value>(x + q, hw, K, g, act, W, row, dq, (q - q0) % W);
-  };
-  int64_t q = q0;
-  for (; q + kBlock <= q_end; q += kBlock) block(std::integral_constant<int, kBlock>{}, q);
-  if (q < q_end && q_end - q0 >= kBlock) {  // the last block again, ending at the run's end
-    block(std::integral_constant<int, kBlock>{}, q_end - kBlock);
-    q = q_end;
-  }
-  for (; q < q_end; ++q) block(std::integral_constant<int, 1>{}, q);
+  });
 }
 
 // The two-group expand with AVX-512: a pixel's 16 expanded channels are one zmm (the unit's
@@ -439,27 +448,11 @@ KILN_AVX512F inline void expand_block512(const float* xq, int64_t hw, int64_t K,
 // expand_rows_avx2<2> with expand_block512: blocks of 12 pixels.
 KILN_AVX512F void expand_rows_avx512(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
                                      int64_t wp, const UnitWeights& g, const StoreActivation& act, float* const d[]) {
-  constexpr int kBlock = 12;
-  const __m256 zero = _mm256_setzero_ps();
-  const int64_t row = wp * kLanes;
-  for (int gi = 0; gi < 2; ++gi)
-    for (int64_t r = 0; r < rows; ++r) {  // padding columns (W + 1 <= wp: see padded_width)
-      _mm256_store_ps(d[gi] + r * row, zero);
-      for (int64_t c = W + 1; c < wp; ++c) _mm256_store_ps(d[gi] + r * row + c * kLanes, zero);
-    }
-  const int64_t q0 = ih0 * W, q_end = q0 + rows * W;
-  auto block = [&](auto pixels, int64_t q) KILN_AVX512F {
-    float* dq[2];
-    for (int gi = 0; gi < 2; ++gi) dq[gi] = d[gi] + (q - q0) / W * row;
+  const int64_t row = wp * kLanes, q0 = ih0 * W;
+  expand_pixels<12>(2, W, ih0, rows, wp, d, [&](auto pixels, int64_t q) KILN_AVX512F {
+    float* dq[2] = {d[0] + (q - q0) / W * row, d[1] + (q - q0) / W * row};
     expand_block512<decltype(pixels)::value>(x + q, hw, K, g, act, W, row, dq, (q - q0) % W);
-  };
-  int64_t q = q0;
-  for (; q + kBlock <= q_end; q += kBlock) block(std::integral_constant<int, kBlock>{}, q);
-  if (q < q_end && q_end - q0 >= kBlock) {  // the last block again, ending at the run's end
-    block(std::integral_constant<int, kBlock>{}, q_end - kBlock);
-    q = q_end;
-  }
-  for (; q < q_end; ++q) block(std::integral_constant<int, 1>{}, q);
+  });
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
