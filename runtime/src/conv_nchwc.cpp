@@ -417,7 +417,6 @@ void run_tiles(const ConvJob& j, int64_t n, int64_t g, int64_t row, int64_t chun
   for (int64_t i = 0; i < full; ++i) {
     const int64_t P = balance ? len / full + (i < len % full ? 1 : 0) : (c1 - q < kMaxP ? c1 - q : kMaxP);
     t.iw0 = q * p.stride_w - p.pad_left;
-    t.q0 = q;
     t.plane_pos = j.plane || j.flat ? q : row * p.OW + q;
     t.y = j.y + y_off + q * kB;
     t.z = j.z ? j.z + y_off + q * kB : nullptr;

@@ -179,8 +179,6 @@ using Run = void (*)(const float* const* xp, int64_t n, int64_t stride_bytes, co
 
 // The runs for 1 to 6 positions: a tap whose leftmost or rightmost positions fall in the
 // padding runs its valid ones, [lo, hi), as a narrower tile on their accumulators.
-#define KILN_AVX2_RUNS(fn)                                                                  \
-  constexpr Run fn##_runs[kMaxP] = {fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>};
 using BlocksRun = void (*)(const float* const* xp, int64_t nb, int64_t x_block_bytes, const float* w, float* acc,
                           const char* pf, const char* pf_end);
 constexpr BlocksRun blocks_avx2_runs[kMaxP] = {blocks_avx2<1>, blocks_avx2<2>, blocks_avx2<3>,
@@ -200,7 +198,9 @@ inline Ahead fetch_ahead(const Tile& t, const float* w, int64_t bytes, int64_t p
   const char* next = reinterpret_cast<const char*>(w + t.w_block);
   return {next + t.plane_pos * bytes / t.plane_size, next + (t.plane_pos + positions) * bytes / t.plane_size + 64};
 }
-KILN_AVX2_RUNS(channels_avx2)
+
+constexpr Run channels_avx2_runs[kMaxP] = {channels_avx2<1>, channels_avx2<2>, channels_avx2<3>,
+                                           channels_avx2<4>, channels_avx2<5>, channels_avx2<6>};
 using RgbRun = void (*)(const float* const* xp, int64_t rows, int64_t n, int64_t kw, int64_t row_bytes,
                        int64_t plane_bytes, const float* w, float* acc);
 constexpr RgbRun rgb_taps_avx2_runs[kMaxP] = {rgb_taps_avx2<1>, rgb_taps_avx2<2>, rgb_taps_avx2<3>,
@@ -362,7 +362,7 @@ template <int P>
 KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS void flat_tile_avx2(const Tile& t, float* acc) {
   int64_t ih[P], iw[P];
   for (int p = 0; p < P; ++p) {
-    const int64_t q = t.q0 + p;
+    const int64_t q = t.plane_pos + p;
     ih[p] = q / t.flat_ow * t.sh - t.pad_top;
     iw[p] = q % t.flat_ow * t.sw - t.pad_left;
   }
@@ -406,7 +406,7 @@ KILN_AVX2_FMA KILN_TILE_NO_POINTER_CHECKS void tile_avx2(const Tile& t) {
     for (int64_t kh = 0; kh < t.KH; ++kh) {
       const int64_t ih = t.ih0 + kh;
       if (ih < 0 || ih >= t.H) continue;
-      const float* row = t.x + ih * t.W * scale + t.k0 / (kPlain ? 1 : kB) * t.x_block;
+      const float* row = t.x + ih * t.W * scale + t.k0 / scale * t.x_block;
       const float* taps = t.w + kh * t.KW * t.K * kB + t.k0 * kB;
       for (int64_t kw = 0; kw < t.KW; ++kw) {
         int lo, hi;

@@ -32,13 +32,14 @@ struct Tile {
   int64_t k0, k1;
   bool first, last;
   // Where flat_ow > 0 (only for a family that sets Kernels::flat, blocked input): the tile's P
-  // positions are q0, q0 + 1, ... of the whole output plane, flat_ow a row, and may span rows;
-  // position q reads from row (q / flat_ow) * sh - pad_top + kh, column (q % flat_ow) * sw -
-  // pad_left + kw. ih0 and iw0 are not used then. A strided layer's 7-wide rows thus run as
+  // positions are plane_pos, plane_pos + 1, ... of the whole output plane, flat_ow a row, and may
+  // span rows; position q reads from row (q / flat_ow) * sh - pad_top + kh, column (q % flat_ow) *
+  // sw - pad_left + kw. ih0 and iw0 are not used then. A strided layer's 7-wide rows thus run as
   // tiles of 6, not of 4 and 3.
-  int64_t flat_ow = 0, q0 = 0, sh = 1, pad_top = 0, pad_left = 0;
-  // The tile's first position in its output plane (oh * OW + ow) and the plane's size: which
-  // share of the next output block's weights the tile fetches ahead (conv_nchwc_avx2.cpp).
+  int64_t flat_ow = 0, sh = 1, pad_top = 0, pad_left = 0;
+  // The tile's first position in its output plane (oh * OW + ow) and the plane's size: where a
+  // flat tile starts, and which share of the next output block's weights a tile fetches ahead
+  // (conv_nchwc_avx2.cpp).
   int64_t plane_pos = 0, plane_size = 1;
 };
 
