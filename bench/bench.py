@@ -105,7 +105,8 @@ def main():
     round_trip.append(core_round_trip_ns(probe))
     result = {"schema": "kiln-cpu-bench/1", "machine": machine(), "peak_fma_gflops_1core": peak,
               "core_round_trip_ns": round_trip,
-              "rounds": a.rounds, "runs_per_round": a.runs, "realtime": a.realtime, "rows": rows}
+              "rounds": a.rounds, "runs_per_round": a.runs, "realtime": a.realtime,
+              "hide_avx512": a.hide_avx512, "rows": rows}
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(result, f, indent=2)
     print_table(result)
@@ -189,10 +190,32 @@ def add_timing_args(p):
                         "on a shared machine other processes then cannot preempt the timed ones")
     p.add_argument("--lock", help="take this lock file (flock) around each timed command, so that timings "
                                    "on a shared machine do not overlap others' that take it too")
+    p.add_argument("--hide-avx512", action="store_true",
+                   help="run everything (compiles, kiln's executables, ONNX Runtime) on a CPU that reports no "
+                        "AVX-512, AMX or AVX-VNNI (bench/cpuid_mask.c): an AVX2-only machine made of this one")
+
+
+# What glibc's own string functions may use under --hide-avx512 (it reads CPUID before any
+# LD_PRELOAD library runs, so its choice is capped through its tunables instead).
+GLIBC_NO_AVX512 = ("glibc.cpu.hwcaps=-AVX512F,-AVX512CD,-AVX512BW,-AVX512DQ,-AVX512VL,-AVX512ER,-AVX512PF,"
+                   "-AVX_VNNI,-AVX512_VNNI,-AVX512_BF16,-AVX512_FP16")
 
 
 def apply_timing_args(a):
     TIMED_PREFIX[:] = (["flock", a.lock] if a.lock else []) + (["chrt", "-f", "50"] if a.realtime else [])
+    if a.hide_avx512:
+        os.makedirs(a.out, exist_ok=True)
+        shim = os.path.abspath(os.path.join(a.out, "cpuid_mask.so"))
+        run(["gcc", "-O2", "-shared", "-fPIC", os.path.join(REPO, "bench", "cpuid_mask.c"), "-o", shim])
+        # Every process started from here on inherits these: the whole pipeline sees one CPU.
+        os.environ["LD_PRELOAD"] = shim
+        os.environ["KILN_CPUID_MASK_REQUIRED"] = "1"
+        os.environ["GLIBC_TUNABLES"] = GLIBC_NO_AVX512
+        c = run([a.python, "-c", "import numpy.core._multiarray_umath as m; "
+                 "print(sum(v for k, v in m.__cpu_features__.items() if 'AVX512' in k))"])
+        if c.stdout.strip() != "0":
+            raise SystemExit("--hide-avx512: AVX-512 still visible to a child process")
+        log("AVX-512, AMX and AVX-VNNI hidden from every process (bench/cpuid_mask.c)")
 
 
 # Untimed runs before each engine's timed ones, in its own process (ort_time.py --warmup).
@@ -322,7 +345,8 @@ def print_table(result):
     print(f"\nmachine: {m['cpu']}, {m['cores']} cores; onnxruntime {m['onnxruntime']}; "
           f"peak fp32 FMA (1 core) {result['peak_fma_gflops_1core']:.1f} GFLOP/s; "
           f"median of {result['rounds']} rounds x {result['runs_per_round']} runs"
-          + ("; timed under chrt -f 50" if result.get("realtime") else ""))
+          + ("; timed under chrt -f 50" if result.get("realtime") else "")
+          + ("; AVX-512, AMX, AVX-VNNI hidden from kiln and ORT (--hide-avx512)" if result.get("hide_avx512") else ""))
     if result.get("core_round_trip_ns"):
         print("core-to-core round trip before / after the timings: "
               + " / ".join(f"{ns:.0f} ns" for ns in result["core_round_trip_ns"])
