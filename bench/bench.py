@@ -106,7 +106,7 @@ def main():
     result = {"schema": "kiln-cpu-bench/1", "machine": machine(), "peak_fma_gflops_1core": peak,
               "core_round_trip_ns": round_trip,
               "rounds": a.rounds, "runs_per_round": a.runs, "realtime": a.realtime,
-              "hide_avx512": a.hide_avx512, "rows": rows}
+              "hide_avx512": a.hide_avx512, "keep_avx_vnni": a.keep_avx_vnni, "rows": rows}
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(result, f, indent=2)
     print_table(result)
@@ -193,6 +193,9 @@ def add_timing_args(p):
     p.add_argument("--hide-avx512", action="store_true",
                    help="run everything (compiles, kiln's executables, ONNX Runtime) on a CPU that reports no "
                         "AVX-512, AMX or AVX-VNNI (bench/cpuid_mask.c): an AVX2-only machine made of this one")
+    p.add_argument("--keep-avx-vnni", action="store_true",
+                   help="with --hide-avx512: the CPU keeps AVX-VNNI (Alder Lake, Sierra Forest class: AVX2 with "
+                        "256-bit VNNI, no AVX-512)")
 
 
 # What glibc's own string functions may use under --hide-avx512 (it reads CPUID before any
@@ -211,11 +214,14 @@ def apply_timing_args(a):
         os.environ["LD_PRELOAD"] = shim
         os.environ["KILN_CPUID_MASK_REQUIRED"] = "1"
         os.environ["GLIBC_TUNABLES"] = GLIBC_NO_AVX512
+        if a.keep_avx_vnni:
+            os.environ["KILN_CPUID_MASK_KEEP_AVX_VNNI"] = "1"
         c = run([a.python, "-c", "import numpy.core._multiarray_umath as m; "
                  "print(sum(v for k, v in m.__cpu_features__.items() if 'AVX512' in k))"])
         if c.stdout.strip() != "0":
             raise SystemExit("--hide-avx512: AVX-512 still visible to a child process")
-        log("AVX-512, AMX and AVX-VNNI hidden from every process (bench/cpuid_mask.c)")
+        log("AVX-512, AMX" + ("" if a.keep_avx_vnni else " and AVX-VNNI")
+            + " hidden from every process (bench/cpuid_mask.c)")
 
 
 # Untimed runs before each engine's timed ones, in its own process (ort_time.py --warmup).
@@ -346,7 +352,8 @@ def print_table(result):
           f"peak fp32 FMA (1 core) {result['peak_fma_gflops_1core']:.1f} GFLOP/s; "
           f"median of {result['rounds']} rounds x {result['runs_per_round']} runs"
           + ("; timed under chrt -f 50" if result.get("realtime") else "")
-          + ("; AVX-512, AMX, AVX-VNNI hidden from kiln and ORT (--hide-avx512)" if result.get("hide_avx512") else ""))
+          + (f"; AVX-512, AMX{'' if result.get('keep_avx_vnni') else ', AVX-VNNI'} hidden from kiln and ORT "
+             "(--hide-avx512)" if result.get("hide_avx512") else ""))
     if result.get("core_round_trip_ns"):
         print("core-to-core round trip before / after the timings: "
               + " / ".join(f"{ns:.0f} ns" for ns in result["core_round_trip_ns"])

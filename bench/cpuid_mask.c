@@ -8,7 +8,9 @@
  * every other baseline) has no such cap, so a kiln/ORT ratio there compares AVX2 code with AVX-512
  * code. With this library loaded, every program in the process asks CPUID and is told: AVX2, FMA,
  * F16C, no AVX-512, no AMX, no AVX-VNNI/IFMA/NE-CONVERT/VNNI-INT8, no AVX10 (a Zen 2/3 class
- * feature set); each picks the kernels it would pick on such a CPU, kiln and ORT alike.
+ * feature set); each picks the kernels it would pick on such a CPU, kiln and ORT alike. With
+ * KILN_CPUID_MASK_KEEP_AVX_VNNI=1 the CPU keeps AVX-VNNI (vpdpbusd on ymm registers): an Alder
+ * Lake or Sierra Forest class feature set, AVX2 with VNNI but no AVX-512.
  *
  * How: Linux's CPUID faulting (arch_prctl(ARCH_SET_CPUID, 0); the CPU flag `cpuid_fault`, which
  * KVM guests have too) makes CPUID raise SIGSEGV in this process. The handler runs the real
@@ -65,6 +67,8 @@ static const unsigned hide71_edx = BIT(4) /* AVX-VNNI-INT8 */ | BIT(5) /* AVX-NE
 /* Leaf 0xD sub-leaf 0: the XSAVE state components the CPU supports (opmask, ZMM, AMX tiles). */
 static const unsigned hide_d_eax = BIT(5) | BIT(6) | BIT(7) | BIT(17) | BIT(18);
 
+static unsigned keep71_eax; /* BIT(4) under KILN_CPUID_MASK_KEEP_AVX_VNNI=1 */
+
 static void masked_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
     __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
     if (leaf == 7 && sub == 0) {
@@ -72,7 +76,7 @@ static void masked_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
         r[2] &= ~hide7_ecx;
         r[3] &= ~hide7_edx;
     } else if (leaf == 7 && sub == 1) {
-        r[0] &= ~hide71_eax;
+        r[0] &= ~(hide71_eax & ~keep71_eax);
         r[3] &= ~hide71_edx;
     } else if (leaf == 0xd && sub == 0) {
         r[0] &= ~hide_d_eax;
@@ -148,6 +152,8 @@ __attribute__((constructor(101))) static void hide_features(void) {
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     const char* required = getenv("KILN_CPUID_MASK_REQUIRED");
+    const char* keep_vnni = getenv("KILN_CPUID_MASK_KEEP_AVX_VNNI");
+    if (keep_vnni && *keep_vnni == '1') keep71_eax = BIT(4);
     if (real_sigaction()(SIGSEGV, &sa, NULL) != 0 || set_cpuid_enabled(0) != 0) {
         fprintf(stderr, "cpuid_mask: CPUID faulting unavailable (no cpuid_fault flag?): AVX-512 not hidden\n");
         if (required && *required == '1') _exit(70);

@@ -1194,8 +1194,9 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
 #if KILN_QCONV_X86
   const bool vectorized =
       isa != QGemmIsa::portable && qgemm_isa_supported(QGemmIsa::avx2) && depthwise_vectorizable(p);
-  const bool avx512 = vectorized && isa != QGemmIsa::avx2 && qgemm_isa_supported(QGemmIsa::avx512_vnni);
-  bool vbmi = isa != QGemmIsa::portable && isa != QGemmIsa::avx2 && depthwise_vbmi_supported() &&
+  const bool avx2_only = isa == QGemmIsa::avx2 || isa == QGemmIsa::avx_vnni;  // a test asking for those
+  const bool avx512 = vectorized && !avx2_only && qgemm_isa_supported(QGemmIsa::avx512_vnni);
+  bool vbmi = isa != QGemmIsa::portable && !avx2_only && depthwise_vbmi_supported() &&
               depthwise_vbmi_fits(p);
   if (vbmi) {  // the weights' zero points must be 0 as stored
     int32_t shift;

@@ -152,11 +152,12 @@ bool pack_flat(const Conv2dParams& p, const int8_t* w, int8_t* blocks) {
   return pairs_fit;  // a last byte alone (K odd) pairs with a 0, which fits
 }
 
-// The flat weights of a row-patch layer's packing, or nullptr where their pairs do not fit.
-const int8_t* flat_blocks(const unsigned char* packed) {
+// The flat weights of a row-patch layer's packing, or nullptr where their pairs do not fit
+// (unless any_pairs: the kernel is exact for all, AVX-VNNI's).
+const int8_t* flat_blocks(const unsigned char* packed, bool any_pairs = false) {
   int64_t header[5];
   std::memcpy(header, packed, sizeof header);
-  return header[3] > 0 && header[4] == 1 ? reinterpret_cast<const int8_t*>(packed + header[3]) : nullptr;
+  return header[3] > 0 && (header[4] == 1 || any_pairs) ? reinterpret_cast<const int8_t*>(packed + header[3]) : nullptr;
 }
 
 // Per output channel (rounded up to the blocks): the sums' constant term bias - zx sum w
@@ -523,15 +524,25 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
 }
 
 // acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
-// int16 pair sums, widened and summed into int32 by vpmaddwd by ones.
+// int16 pair sums, widened and summed into int32 by vpmaddwd by ones. With AVX-VNNI (Vnni) one
+// vpdpbusd in its VEX form adds the four u8 x s8 products of each dword into int32, exact for any
+// weights: the same sums where the pairs fit, and the pairs family then serves every dense layer.
+// Written as assembly so that these functions need no target beyond AVX2 (the instruction runs
+// only where cpu_has_avx_vnni()); "x" keeps the operands in ymm0-15, which VEX can encode.
+template <bool Vnni>
 __attribute__((target("avx2,fma"), always_inline)) inline __m256i pairs_mac(__m256i acc, __m256i b, __m256i w,
-                                                                            __m256i ones) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
+                                                                            [[maybe_unused]] __m256i ones) {
+  if constexpr (Vnni) {
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(b), "x"(w));
+    return acc;
+  } else {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
+  }
 }
 
 // One group of 4 input channels for R pixels (their bytes at xr[r] + offset) against a block's
 // 16 channels (w0, w1), pairs_mac's. The step of tile_avx2_pairs.
-template <int R, bool XSigned>
+template <int R, bool XSigned, bool Vnni>
 __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256i (&acc)[R][2],
                                                                            const unsigned char* const* xr,
                                                                            int64_t offset, __m256i w0, __m256i w1,
@@ -539,8 +550,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
     const __m256i b = quad_of<XSigned>(xr[r] + offset);
-    acc[r][0] = pairs_mac(acc[r][0], b, w0, ones);
-    acc[r][1] = pairs_mac(acc[r][1], b, w1, ones);
+    acc[r][0] = pairs_mac<Vnni>(acc[r][0], b, w0, ones);
+    acc[r][1] = pairs_mac<Vnni>(acc[r][1], b, w1, ones);
   }
 }
 
@@ -583,7 +594,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_pairs_two(_
 // sums the two pairs of a channel into its int32. A whole block, 16 output channels (two
 // vectors of 8 channels x 4 bytes, no widening), times R <= 4 pixels: 2R sums in registers.
 // Half the instructions of tile_avx2 for the same products.
-template <int R, bool Signed, bool XSigned>
+template <int R, bool Signed, bool XSigned, bool Vnni>
 __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* const* src, int64_t r0, int64_t taps,
                                                          int64_t kq, const int8_t* w,
                                                          const int32_t* add, const float* scale,
@@ -604,7 +615,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     for (int64_t g = 0; g < kq; ++g) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
       const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64 + 32));
-      pairs_step<R, XSigned>(acc, xr, g * 4, w0, w1, ones);
+      pairs_step<R, XSigned, Vnni>(acc, xr, g * 4, w0, w1, ones);
     }
   }
   const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
@@ -618,7 +629,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
 // sums are named locals, not an array: GCC kept an array of them on the stack, and branched on
 // a run-time flip at every broadcast (3-14% of MobileNetV2's 1x1s). KQ, when not 0, is kq
 // as a constant (MobileNetV2's expansions have 4 to 40 groups).
-template <bool Signed, bool XSigned, int KQ, bool Clamp>
+template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(
     const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va0,
     __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
@@ -634,13 +645,13 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_t
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
     __m256i b = quad_of<XSigned>(x0 + g * 4);
-    a00 = pairs_mac(a00, b, w0, ones), a01 = pairs_mac(a01, b, w1, ones);
+    a00 = pairs_mac<Vnni>(a00, b, w0, ones), a01 = pairs_mac<Vnni>(a01, b, w1, ones);
     b = quad_of<XSigned>(x1 + g * 4);
-    a10 = pairs_mac(a10, b, w0, ones), a11 = pairs_mac(a11, b, w1, ones);
+    a10 = pairs_mac<Vnni>(a10, b, w0, ones), a11 = pairs_mac<Vnni>(a11, b, w1, ones);
     b = quad_of<XSigned>(x2 + g * 4);
-    a20 = pairs_mac(a20, b, w0, ones), a21 = pairs_mac(a21, b, w1, ones);
+    a20 = pairs_mac<Vnni>(a20, b, w0, ones), a21 = pairs_mac<Vnni>(a21, b, w1, ones);
     b = quad_of<XSigned>(x3 + g * 4);
-    a30 = pairs_mac(a30, b, w0, ones), a31 = pairs_mac(a31, b, w1, ones);
+    a30 = pairs_mac<Vnni>(a30, b, w0, ones), a31 = pairs_mac<Vnni>(a31, b, w1, ones);
   }
   unsigned char* yj = y + j * M;
   if (n_pix == 4 && n_ch == kBlock) {
@@ -668,7 +679,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_half_pixel(
 // pointwise_pairs_tile for a last block of at most 8 channels (M = 24: MobileNetV2's 56 x 56
 // projections): only the block's first weight vector, so no products are spent on the 8
 // channels past M, and 8 pixels share each weight load.
-template <bool Signed, bool XSigned, int KQ, bool Clamp>
+template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_tile(
     const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va,
     __m256 vs, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
@@ -680,14 +691,14 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < kq; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
-    a0 = pairs_mac(a0, quad_of<XSigned>(x0 + g * 4), w0, ones);
-    a1 = pairs_mac(a1, quad_of<XSigned>(x1 + g * 4), w0, ones);
-    a2 = pairs_mac(a2, quad_of<XSigned>(x2 + g * 4), w0, ones);
-    a3 = pairs_mac(a3, quad_of<XSigned>(x3 + g * 4), w0, ones);
-    a4 = pairs_mac(a4, quad_of<XSigned>(x4 + g * 4), w0, ones);
-    a5 = pairs_mac(a5, quad_of<XSigned>(x5 + g * 4), w0, ones);
-    a6 = pairs_mac(a6, quad_of<XSigned>(x6 + g * 4), w0, ones);
-    a7 = pairs_mac(a7, quad_of<XSigned>(x7 + g * 4), w0, ones);
+    a0 = pairs_mac<Vnni>(a0, quad_of<XSigned>(x0 + g * 4), w0, ones);
+    a1 = pairs_mac<Vnni>(a1, quad_of<XSigned>(x1 + g * 4), w0, ones);
+    a2 = pairs_mac<Vnni>(a2, quad_of<XSigned>(x2 + g * 4), w0, ones);
+    a3 = pairs_mac<Vnni>(a3, quad_of<XSigned>(x3 + g * 4), w0, ones);
+    a4 = pairs_mac<Vnni>(a4, quad_of<XSigned>(x4 + g * 4), w0, ones);
+    a5 = pairs_mac<Vnni>(a5, quad_of<XSigned>(x5 + g * 4), w0, ones);
+    a6 = pairs_mac<Vnni>(a6, quad_of<XSigned>(x6 + g * 4), w0, ones);
+    a7 = pairs_mac<Vnni>(a7, quad_of<XSigned>(x7 + g * 4), w0, ones);
   }
   unsigned char* yj = y + j * M;
   const __m256i a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
@@ -698,7 +709,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
 // blocks [b0, b1) of 16 output channels: chunks of 64 pixels (their input stays in L1), each
 // block in turn over the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer),
 // all in one call.
-template <bool Signed, bool XSigned, int KQ, bool Clamp>
+template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
 __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
                                                          int64_t j1, int64_t b0, int64_t b1, const int8_t* blocks,
                                                          const ChannelTerms& t, int32_t y_zero_point,
@@ -718,12 +729,12 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
       unsigned char* yb = y + m0;
       if (n_ch <= 8) {
         for (int64_t j = c0; j < c1; j += kHalfTileR)
-          pointwise_half_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, w, va0,
+          pointwise_half_tile<Signed, XSigned, KQ, Clamp, Vnni>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, w, va0,
                                                           vs0, q8, yb, M, n_ch);
         continue;
       }
       for (int64_t j = c0; j < c1; j += kTileR)
-        pointwise_pairs_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, w, va0, va1,
+        pointwise_pairs_tile<Signed, XSigned, KQ, Clamp, Vnni>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, w, va0, va1,
                                                          vs0, vs1, q8, yb, M, n_ch);
     }
   }
@@ -732,38 +743,50 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
 using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                                   const int8_t*, const ChannelTerms&, int32_t, unsigned char*);
 
-template <bool Signed, bool Clamp>
+template <bool Signed, bool Clamp, bool Vnni>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
   switch (kq) {
-    case 4: return pointwise_pairs<Signed, false, 4, Clamp>;
-    case 6: return pointwise_pairs<Signed, false, 6, Clamp>;
-    case 7: return pointwise_pairs<Signed, false, 7, Clamp>;  // a 3x3 stem's flat patches on 3 channels
-    case 8: return pointwise_pairs<Signed, false, 8, Clamp>;
-    case 9: return pointwise_pairs<Signed, false, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
-    case 16: return pointwise_pairs<Signed, false, 16, Clamp>;
-    case 24: return pointwise_pairs<Signed, false, 24, Clamp>;
-    default: return pointwise_pairs<Signed, false, 0, Clamp>;
+    case 4: return pointwise_pairs<Signed, false, 4, Clamp, Vnni>;
+    case 6: return pointwise_pairs<Signed, false, 6, Clamp, Vnni>;
+    case 7: return pointwise_pairs<Signed, false, 7, Clamp, Vnni>;  // a 3x3 stem's flat patches on 3 channels
+    case 8: return pointwise_pairs<Signed, false, 8, Clamp, Vnni>;
+    case 9: return pointwise_pairs<Signed, false, 9, Clamp, Vnni>;  // a 3x3 stem's row patches on 3 channels
+    case 16: return pointwise_pairs<Signed, false, 16, Clamp, Vnni>;
+    case 24: return pointwise_pairs<Signed, false, 24, Clamp, Vnni>;
+    default: return pointwise_pairs<Signed, false, 0, Clamp, Vnni>;
   }
 }
 
-// The kernel for the layer: K as a constant where a u8 input has few groups (s8 inputs, rare
-// in kiln's own quantization, take the general one).
-template <bool Signed>
+template <bool Signed, bool Vnni>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp, bool x_signed) {
-  if (x_signed) return clamp ? pointwise_pairs<Signed, true, 0, true> : pointwise_pairs<Signed, true, 0, false>;
-  return clamp ? pointwise_pairs_kernel<Signed, true>(kq) : pointwise_pairs_kernel<Signed, false>(kq);
+  if (x_signed)
+    return clamp ? pointwise_pairs<Signed, true, 0, true, Vnni> : pointwise_pairs<Signed, true, 0, false, Vnni>;
+  return clamp ? pointwise_pairs_kernel<Signed, true, Vnni>(kq) : pointwise_pairs_kernel<Signed, false, Vnni>(kq);
 }
 
-// The AVX2 tiles of R pixels (tile_avx2_pairs where the weights' pairs fit int16, else
-// tile_avx2) for the output's and the input's signedness.
+// The kernel for the layer: K as a constant where a u8 input has few groups (s8 inputs, rare
+// in kiln's own quantization, take the general one); vpdpbusd with AVX-VNNI (vnni).
+PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool y_signed, bool clamp, bool x_signed, bool vnni) {
+  if (vnni)
+    return y_signed ? pointwise_pairs_kernel<true, true>(kq, clamp, x_signed)
+                    : pointwise_pairs_kernel<false, true>(kq, clamp, x_signed);
+  return y_signed ? pointwise_pairs_kernel<true, false>(kq, clamp, x_signed)
+                  : pointwise_pairs_kernel<false, false>(kq, clamp, x_signed);
+}
+
+// The AVX2 tiles of R pixels (tile_avx2_pairs on vpdpbusd with AVX-VNNI, else where the
+// weights' pairs fit int16, else tile_avx2) for the output's and the input's signedness.
 using Avx2TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, int64_t, const int8_t*, const int32_t*,
                             const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
 template <int R>
-Avx2TileFn avx2_tile(bool pairs, bool y_signed, bool x_signed) {
+Avx2TileFn avx2_tile(bool pairs, bool vnni, bool y_signed, bool x_signed) {
+  if (vnni)
+    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true, true> : tile_avx2_pairs<R, true, false, true>)
+                    : (x_signed ? tile_avx2_pairs<R, false, true, true> : tile_avx2_pairs<R, false, false, true>);
   if (pairs)
-    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true> : tile_avx2_pairs<R, true, false>)
-                    : (x_signed ? tile_avx2_pairs<R, false, true> : tile_avx2_pairs<R, false, false>);
+    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true, false> : tile_avx2_pairs<R, true, false, false>)
+                    : (x_signed ? tile_avx2_pairs<R, false, true, false> : tile_avx2_pairs<R, false, false, false>);
   return y_signed ? (x_signed ? tile_avx2<R, true, true> : tile_avx2<R, true, false>)
                   : (x_signed ? tile_avx2<R, false, true> : tile_avx2<R, false, false>);
 }
@@ -805,14 +828,18 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   const bool is_signed = out.type == KILN_I8;
 #if KILN_QCONV_NHWC_X86
   const bool vnni = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && vnni_supported();
-  const bool avx2 = !vnni && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) &&
+  const bool avx2 = !vnni && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2 || isa == QGemmIsa::avx_vnni) &&
                     qgemm_isa_supported(QGemmIsa::avx2);
+  // AVX-VNNI: the pairs family on vpdpbusd, whatever the weights.
+  const bool avx_vnni = avx2 && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx_vnni) &&
+                        qgemm_isa_supported(QGemmIsa::avx_vnni);
 #else
-  [[maybe_unused]] const bool vnni = false, avx2 = false;
+  [[maybe_unused]] const bool vnni = false, avx2 = false, avx_vnni = false;
   (void)isa;
 #endif
-  [[maybe_unused]] const bool pairs = dense_pairs_fit_int16(packed);
-  [[maybe_unused]] const int8_t* flat = patch ? flat_blocks(packed) : nullptr;
+  // The pairs family runs: vpmaddubsw where the weights' pairs fit int16, vpdpbusd with AVX-VNNI.
+  [[maybe_unused]] const bool pairs = avx_vnni || dense_pairs_fit_int16(packed);
+  [[maybe_unused]] const int8_t* flat = patch ? flat_blocks(packed, avx_vnni) : nullptr;
   // A 1x1 whose output pixel j reads input pixel j.
   [[maybe_unused]] const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;
   const int64_t row_bytes = patch ? patch_row_bytes(p) : 0;
@@ -847,16 +874,14 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
     };
 #if KILN_QCONV_NHWC_X86
     if (avx2 && pairs && contiguous) {
-      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp, x.a_signed)
-                                            : pointwise_pairs_kernel<false>(kq, t.clamp, x.a_signed);
+      const PointwisePairsFn fn = pointwise_pairs_kernel(kq, is_signed, t.clamp, x.a_signed, avx_vnni);
       fn(xs, p.C, M, j0, j1, 0, n_b, blocks, t, out.y_zero_point, y);
       return;
     }
     if (avx2 && flat != nullptr) {
       // An output row's windows gathered as flat patches, then the pointwise kernel on them.
       const int64_t kf = flat_k(p);
-      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kf / 4, t.clamp, x.a_signed)
-                                            : pointwise_pairs_kernel<false>(kf / 4, t.clamp, x.a_signed);
+      const PointwisePairsFn fn = pointwise_pairs_kernel(kf / 4, is_signed, t.clamp, x.a_signed, avx_vnni);
       for (int64_t r = r0; r < r1; ++r) {
         gather_flat(p, pr, t.pad, r, im2col);
         fn(im2col, kf, M, 0, p.OW, 0, n_b, flat, t, out.y_zero_point, y + r * p.OW * M);
@@ -868,8 +893,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       // 1x1 of taps x kq groups (the packed blocks' order): no tap table, and the stem's 4-pixel
       // tiles run straight through K (MobileNetV2's 3x3 stem: 296 -> ~190 us, one thread).
       const int64_t kp = taps * v.C;
-      const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kp / 4, t.clamp, x.a_signed)
-                                            : pointwise_pairs_kernel<false>(kp / 4, t.clamp, x.a_signed);
+      const PointwisePairsFn fn = pointwise_pairs_kernel(kp / 4, is_signed, t.clamp, x.a_signed, avx_vnni);
       for (int64_t r = r0; r < r1; ++r) {
         gather_patches(p, pr, t.pad, r, im2col);
         fn(im2col, kp, M, 0, p.OW, 0, n_b, blocks, t, out.y_zero_point, y + r * p.OW * M);
@@ -882,8 +906,8 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       constexpr int64_t kChunk = 8;
       const unsigned char* src[kChunk * kMaxTaps * kPixels];
       const int64_t w_block = taps * kq * 64, tile_src = taps * kPixels;
-      const Avx2TileFn four = avx2_tile<4>(pairs, is_signed, x.a_signed);
-      const Avx2TileFn three = avx2_tile<3>(pairs, is_signed, x.a_signed);
+      const Avx2TileFn four = avx2_tile<4>(pairs, avx_vnni, is_signed, x.a_signed);
+      const Avx2TileFn three = avx2_tile<3>(pairs, avx_vnni, is_signed, x.a_signed);
       for (int64_t c0 = j0; c0 < j1; c0 += kChunk * kPixels) {
         const int64_t c1 = std::min(j1, c0 + kChunk * kPixels);
         for (int64_t j = c0; j < c1; j += kPixels)
@@ -953,8 +977,7 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
   const int threads = pool ? pool->size() : 1;
   if (avx2 && pairs && contiguous && threads > 1 && (p.N * p.OH) % threads != 0 && p.N * p.OH * p.OW <= 256 &&
       n_b >= 2 * threads) {
-    const PointwisePairsFn fn = is_signed ? pointwise_pairs_kernel<true>(kq, t.clamp, x.a_signed)
-                                          : pointwise_pairs_kernel<false>(kq, t.clamp, x.a_signed);
+    const PointwisePairsFn fn = pointwise_pairs_kernel(kq, is_signed, t.clamp, x.a_signed, avx_vnni);
     parallel_for(pool, n_b, [&](int64_t b0, int64_t b1) {
       fn(xs, p.C, M, 0, p.N * p.OH * p.OW, b0, b1, blocks, t, out.y_zero_point, y);
     });

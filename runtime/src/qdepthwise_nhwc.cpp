@@ -843,7 +843,8 @@ void depthwise_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char*
   if (rows <= 0 || p.OW <= 0 || p.C <= 0) return;
 #if KILN_QCONV_X86
   const bool use_fast = (isa == QGemmIsa::automatic || isa == QGemmIsa::avx512_vnni) && fast_supported();
-  const bool use_avx2 = !use_fast && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2) && avx2_supported();
+  const bool use_avx2 = !use_fast && (isa == QGemmIsa::automatic || isa == QGemmIsa::avx2 || isa == QGemmIsa::avx_vnni) &&
+                        avx2_supported();
   // 32 channels or fewer leave half of the VNNI kernel's 64-channel block empty: the AVX2 3x3
   // kernel is faster there (MobileNetV2's 32 at 112 x 112, one thread: 99 us against 110).
   const bool narrow_rolling = use_fast && rolling3x3(p) && p.C <= 32;

@@ -416,12 +416,19 @@ bool cpu_has(QGemmIsa isa) {
 #else
       return false;
 #endif
+    case QGemmIsa::avx_vnni:
+#if KILN_QGEMM_X86
+      return cpu_has_avx_vnni();
+#else
+      return false;
+#endif
   }
   return false;
 }
 
 QGemmIsa best_isa() {
   static const QGemmIsa isa = cpu_has(QGemmIsa::avx512_vnni) ? QGemmIsa::avx512_vnni
+                              : cpu_has(QGemmIsa::avx_vnni)  ? QGemmIsa::avx_vnni
                               : cpu_has(QGemmIsa::avx2)      ? QGemmIsa::avx2
                                                              : QGemmIsa::portable;
   return isa;
@@ -435,9 +442,11 @@ KernelFn kernel_for(QGemmIsa isa) {
   switch (resolved(isa)) {
 #if KILN_QGEMM_X86
     case QGemmIsa::avx512_vnni: return kernel_vnni<BS>;
+    case QGemmIsa::avx_vnni:  // no tile of its own: the AVX2 one
     case QGemmIsa::avx2: return kernel_avx2<BS>;
 #else
     case QGemmIsa::avx512_vnni:
+    case QGemmIsa::avx_vnni:
     case QGemmIsa::avx2:
 #endif
     case QGemmIsa::automatic:
@@ -852,6 +861,7 @@ const char* qgemm_isa_name(QGemmIsa isa) noexcept {
     case QGemmIsa::portable: return "portable";
     case QGemmIsa::avx2: return "avx2";
     case QGemmIsa::avx512_vnni: return "avx512-vnni";
+    case QGemmIsa::avx_vnni: return "avx-vnni";
   }
   return "portable";
 }
@@ -881,7 +891,7 @@ void qgemm(int64_t M, int64_t N, int64_t K, const QGemmA& a, const unsigned char
   const QGemmIsa chosen = resolved(isa);
   if (chosen == QGemmIsa::avx512_vnni)
     p.row_kernel = RowKernel::vnni;
-  else if (chosen == QGemmIsa::avx2 && h.pairs_fit == 1)
+  else if ((chosen == QGemmIsa::avx2 || chosen == QGemmIsa::avx_vnni) && h.pairs_fit == 1)
     p.row_kernel = RowKernel::pairs_avx2;
 #endif
   if (K <= 0) {

@@ -82,7 +82,7 @@ void check_with_weights(const Conv2dParams& p, uint32_t seed, int x_lo, int x_hi
   out.scale_count = scales;
   out.y_zero_point = yz;
   ThreadPool pool(2);
-  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::automatic}) {
+  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx_vnni, QGemmIsa::automatic}) {
     CAPTURE(qgemm_isa_name(isa));
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
       std::fill(got.begin(), got.end(), Y(3));
@@ -377,7 +377,7 @@ void check_extreme_multipliers(const Conv2dParams& p, const std::vector<int8_t>&
   out.scale = mult.data();
   out.scale_count = p.M;
   out.y_zero_point = yz;
-  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::automatic}) {
+  for (QGemmIsa isa : {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx_vnni, QGemmIsa::automatic}) {
     CAPTURE(qgemm_isa_name(isa));
     std::fill(got.begin(), got.end(), Y(3));
     qconv2d_nhwc(p, QGemmA{x_nhwc.data(), 0, std::is_signed_v<X>, xz}, packed.data(), out, nullptr, isa);

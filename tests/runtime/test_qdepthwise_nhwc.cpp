@@ -26,7 +26,7 @@ using namespace kiln::rt;
 
 namespace {
 
-const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx512_vnni, QGemmIsa::automatic};
+const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx_vnni, QGemmIsa::avx512_vnni, QGemmIsa::automatic};
 
 using kiln_test::random_ints;
 

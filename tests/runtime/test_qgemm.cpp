@@ -19,7 +19,7 @@ using namespace kiln::rt;
 
 namespace {
 
-const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx512_vnni};
+const QGemmIsa kIsas[] = {QGemmIsa::portable, QGemmIsa::avx2, QGemmIsa::avx_vnni, QGemmIsa::avx512_vnni};
 
 using kiln_test::random_ints;
 

@@ -34,8 +34,10 @@ void qgemm_pack_b(int64_t K, int64_t N, const uint8_t* src, int64_t stride_k, in
                   unsigned char* packed) noexcept;
 
 // Which kernel runs: the best the CPU has (auto), or one named (for tests and comparisons; a
-// kernel the CPU lacks falls back to auto).
-enum class QGemmIsa { automatic, portable, avx2, avx512_vnni };
+// kernel the CPU lacks falls back to auto). avx_vnni: the AVX2 kernels, with vpdpbusd on ymm
+// registers (AVX-VNNI, no AVX-512) where a family has it (qconv2d_nhwc's dense layers), exact
+// for any weights where plain AVX2 must widen to int16 or know that the weights' pairs fit.
+enum class QGemmIsa { automatic, portable, avx2, avx512_vnni, avx_vnni };
 bool qgemm_isa_supported(QGemmIsa isa) noexcept;
 const char* qgemm_isa_name(QGemmIsa isa) noexcept;
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define KILN_X86_KERNELS 1
 #define KILN_AVX2_FMA __attribute__((target("avx2,fma")))
@@ -117,6 +118,23 @@ inline bool cpu_has_avx512_bw_vl() noexcept {
   static const bool has = [] {
     __builtin_cpu_init();
     return cpu_has_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-VNNI: vpdpbusd on ymm registers in its VEX encoding, without AVX-512 (Intel client cores
+// since Alder Lake, Sierra Forest; Zen 2 and 3 lack it). From CPUID leaf 7 sub-leaf 1, EAX bit 4
+// (GCC 12's __builtin_cpu_supports does not know it). Native only: KILN_CPU_ISA=avx2 stands for
+// an x86-64-v3 CPU, which has no AVX-VNNI.
+inline bool cpu_has_avx_vnni() noexcept {
+#if KILN_X86_KERNELS
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return isa_cap() == IsaCap::native && cpu_has_avx2_fma() && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
+           (eax & (1u << 4)) != 0;
   }();
   return has;
 #else
