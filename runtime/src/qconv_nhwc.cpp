@@ -524,25 +524,15 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const unsigned char* const* s
 }
 
 // acc + one group of 4 input channels of a pixel (b) times 8 channels' weights (w): vpmaddubsw's
-// int16 pair sums, widened and summed into int32 by vpmaddwd by ones. With AVX-VNNI (Vnni) one
-// vpdpbusd in its VEX form adds the four u8 x s8 products of each dword into int32, exact for any
-// weights: the same sums where the pairs fit, and the pairs family then serves every dense layer.
-// Written as assembly so that these functions need no target beyond AVX2 (the instruction runs
-// only where cpu_has_avx_vnni()); "x" keeps the operands in ymm0-15, which VEX can encode.
-template <bool Vnni>
+// int16 pair sums, widened and summed into int32 by vpmaddwd by ones.
 __attribute__((target("avx2,fma"), always_inline)) inline __m256i pairs_mac(__m256i acc, __m256i b, __m256i w,
-                                                                            [[maybe_unused]] __m256i ones) {
-  if constexpr (Vnni) {
-    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(b), "x"(w));
-    return acc;
-  } else {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
-  }
+                                                                            __m256i ones) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(b, w), ones));
 }
 
 // One group of 4 input channels for R pixels (their bytes at xr[r] + offset) against a block's
 // 16 channels (w0, w1), pairs_mac's. The step of tile_avx2_pairs.
-template <int R, bool XSigned, bool Vnni>
+template <int R, bool XSigned>
 __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256i (&acc)[R][2],
                                                                            const unsigned char* const* xr,
                                                                            int64_t offset, __m256i w0, __m256i w1,
@@ -550,8 +540,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pairs_step(__m256
   _Pragma("GCC unroll 8")
   for (int r = 0; r < R; ++r) {
     const __m256i b = quad_of<XSigned>(xr[r] + offset);
-    acc[r][0] = pairs_mac<Vnni>(acc[r][0], b, w0, ones);
-    acc[r][1] = pairs_mac<Vnni>(acc[r][1], b, w1, ones);
+    acc[r][0] = pairs_mac(acc[r][0], b, w0, ones);
+    acc[r][1] = pairs_mac(acc[r][1], b, w1, ones);
   }
 }
 
@@ -594,7 +584,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_pairs_two(_
 // sums the two pairs of a channel into its int32. A whole block, 16 output channels (two
 // vectors of 8 channels x 4 bytes, no widening), times R <= 4 pixels: 2R sums in registers.
 // Half the instructions of tile_avx2 for the same products.
-template <int R, bool Signed, bool XSigned, bool Vnni>
+template <int R, bool Signed, bool XSigned>
 __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* const* src, int64_t r0, int64_t taps,
                                                          int64_t kq, const int8_t* w,
                                                          const int32_t* add, const float* scale,
@@ -615,7 +605,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     for (int64_t g = 0; g < kq; ++g) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
       const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64 + 32));
-      pairs_step<R, XSigned, Vnni>(acc, xr, g * 4, w0, w1, ones);
+      pairs_step<R, XSigned>(acc, xr, g * 4, w0, w1, ones);
     }
   }
   const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
@@ -624,12 +614,96 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
     store_pairs_pixel<Signed>(acc[r][0], acc[r][1], vs0, vs1, q8, y + (r0 + r) * M, n_ch);
 }
 
+// tile_avx2_pairs with AVX-VNNI for a whole unit of 7 pixels (src[t * 7 + r]) times a block of 16
+// channels: 14 sums. vpdpbusd takes 5 cycles and two issue a cycle, so the 4 + 3 pixel tiles
+// (8 and 6 chains) left the multiply pipes idle a quarter of the time. 14 sums, a broadcast and
+// the block's two weight vectors do not fit 16 ymm registers: the weights are vpdpbusd's memory
+// operands (L1 loads beside the multiplies). A group of 4 input channels is one assembly block:
+// as intrinsics (an array of sums), GCC kept every sum on the stack, a load and a store around
+// each multiply. XSigned: s8 pixels flipped to u8 by the xor with kFlip, as quad_of does.
+alignas(32) constexpr unsigned char kFlip[32] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
+#define KILN_VNNI_PIXEL(X, A0, A1)                          \
+  "vpbroadcastd (%[" X "],%[off]), %[b]\n\t"              \
+  ".if " "%c[flip]" "\n\t"                                \
+  "vpxor %[fl], %[b], %[b]\n\t"                           \
+  ".endif\n\t"                                            \
+  "%{vex%} vpdpbusd %[w0], %[b], %[" A0 "]\n\t"            \
+  "%{vex%} vpdpbusd %[w1], %[b], %[" A1 "]\n\t"
+
+template <bool Signed, bool XSigned>
+__attribute__((target("avx2,fma"))) void tile_vnni7(const unsigned char* const* src, int64_t /*r0: 0*/,
+                                                    int64_t taps, int64_t kq, const int8_t* w, const int32_t* add,
+                                                    const float* scale, int32_t y_zero_point, unsigned char* y,
+                                                    int64_t M, int64_t n_pix, int64_t n_ch) {
+  using Bytes32 = long long __attribute__((vector_size(32), may_alias, aligned(1)));
+  const __m256i va0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add));
+  const __m256i va1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(add + 8));
+  __m256i a00 = va0, a01 = va1, a10 = va0, a11 = va1, a20 = va0, a21 = va1, a30 = va0, a31 = va1;
+  __m256i a40 = va0, a41 = va1, a50 = va0, a51 = va1, a60 = va0, a61 = va1;
+  const Bytes32& flip = *reinterpret_cast<const Bytes32*>(kFlip);
+  for (int64_t t = 0; t < taps; ++t) {
+    const unsigned char* const* ts = src + t * kPixels;
+    const unsigned char *x0 = ts[0], *x1 = ts[1], *x2 = ts[2], *x3 = ts[3], *x4 = ts[4], *x5 = ts[5], *x6 = ts[6];
+    const int8_t* wt = w + t * kq * 64;
+    for (int64_t g = 0; g < kq; ++g) {
+      const Bytes32& w0 = *reinterpret_cast<const Bytes32*>(wt + g * 64);
+      const Bytes32& w1 = *reinterpret_cast<const Bytes32*>(wt + g * 64 + 32);
+      // Two blocks: an asm statement takes at most 30 operands, each sum counting twice.
+      __m256i b;
+      __asm__(KILN_VNNI_PIXEL("x0", "a00", "a01") KILN_VNNI_PIXEL("x1", "a10", "a11")
+                  KILN_VNNI_PIXEL("x2", "a20", "a21") KILN_VNNI_PIXEL("x3", "a30", "a31")
+              : [a00] "+x"(a00), [a01] "+x"(a01), [a10] "+x"(a10), [a11] "+x"(a11), [a20] "+x"(a20),
+                [a21] "+x"(a21), [a30] "+x"(a30), [a31] "+x"(a31), [b] "=&x"(b)
+              : [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3), [off] "r"(g * 4), [w0] "m"(w0),
+                [w1] "m"(w1), [fl] "m"(flip), [flip] "i"(XSigned ? 1 : 0));
+      __asm__(KILN_VNNI_PIXEL("x4", "a40", "a41") KILN_VNNI_PIXEL("x5", "a50", "a51")
+                  KILN_VNNI_PIXEL("x6", "a60", "a61")
+              : [a40] "+x"(a40), [a41] "+x"(a41), [a50] "+x"(a50), [a51] "+x"(a51), [a60] "+x"(a60),
+                [a61] "+x"(a61), [b] "=&x"(b)
+              : [x4] "r"(x4), [x5] "r"(x5), [x6] "r"(x6), [off] "r"(g * 4), [w0] "m"(w0), [w1] "m"(w1),
+                [fl] "m"(flip), [flip] "i"(XSigned ? 1 : 0));
+    }
+  }
+  const __m256 vs0 = _mm256_loadu_ps(scale), vs1 = _mm256_loadu_ps(scale + 8);
+  const Requant8Bounds q8 = requant8_bounds<Signed>(y_zero_point);
+  const __m256i sums[7][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}, {a60, a61}};
+  for (int64_t r = 0; r < n_pix && r < 7; ++r)
+    store_pairs_pixel<Signed>(sums[r][0], sums[r][1], vs0, vs1, q8, y + r * M, n_ch);
+}
+#undef KILN_VNNI_PIXEL
+
+// pointwise_pairs with AVX-VNNI, any weights: tiles of 7 pixels on tile_vnni7 (one tap; pixels
+// past n_pix repeat the last), chunks of 56 pixels whose input stays in L1 while the blocks pass.
+template <bool Signed, bool XSigned>
+__attribute__((target("avx2,fma"))) void pointwise_vnni(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
+                                                        int64_t j1, int64_t b0, int64_t b1, const int8_t* blocks,
+                                                        const ChannelTerms& t, int32_t y_zero_point, unsigned char* y) {
+  constexpr int64_t kChunk = 8 * kPixels;
+  const int64_t kq = C / 4, w_block = kq * 64;
+  for (int64_t c0 = j0; c0 < j1; c0 += kChunk) {
+    const int64_t c1 = std::min(j1, c0 + kChunk);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t m0 = b * kBlock, n_ch = std::min<int64_t>(kBlock, M - m0);
+      for (int64_t j = c0; j < c1; j += kPixels) {
+        const int64_t n_pix = std::min(kPixels, c1 - j);
+        const unsigned char* src[kPixels];
+        for (int64_t r = 0; r < kPixels; ++r) src[r] = x + (j + std::min(r, n_pix - 1)) * C;
+        tile_vnni7<Signed, XSigned>(src, 0, 1, kq, blocks + b * w_block, t.add + m0, t.scale + m0, y_zero_point,
+                                    y + j * M + m0, M, n_pix, n_ch);
+      }
+    }
+  }
+}
+
 // tile_avx2_pairs for a 1x1 with stride 1 and no padding: pixels [j, j + 4) (pixel j's channels
 // at x + j C; pixels past n_pix repeat the last) times one block of 16 output channels. The 8
 // sums are named locals, not an array: GCC kept an array of them on the stack, and branched on
 // a run-time flip at every broadcast (3-14% of MobileNetV2's 1x1s). KQ, when not 0, is kq
 // as a constant (MobileNetV2's expansions have 4 to 40 groups).
-template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_tile(
     const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va0,
     __m256i va1, __m256 vs0, __m256 vs1, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
@@ -645,13 +719,13 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_pairs_t
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
     __m256i b = quad_of<XSigned>(x0 + g * 4);
-    a00 = pairs_mac<Vnni>(a00, b, w0, ones), a01 = pairs_mac<Vnni>(a01, b, w1, ones);
+    a00 = pairs_mac(a00, b, w0, ones), a01 = pairs_mac(a01, b, w1, ones);
     b = quad_of<XSigned>(x1 + g * 4);
-    a10 = pairs_mac<Vnni>(a10, b, w0, ones), a11 = pairs_mac<Vnni>(a11, b, w1, ones);
+    a10 = pairs_mac(a10, b, w0, ones), a11 = pairs_mac(a11, b, w1, ones);
     b = quad_of<XSigned>(x2 + g * 4);
-    a20 = pairs_mac<Vnni>(a20, b, w0, ones), a21 = pairs_mac<Vnni>(a21, b, w1, ones);
+    a20 = pairs_mac(a20, b, w0, ones), a21 = pairs_mac(a21, b, w1, ones);
     b = quad_of<XSigned>(x3 + g * 4);
-    a30 = pairs_mac<Vnni>(a30, b, w0, ones), a31 = pairs_mac<Vnni>(a31, b, w1, ones);
+    a30 = pairs_mac(a30, b, w0, ones), a31 = pairs_mac(a31, b, w1, ones);
   }
   unsigned char* yj = y + j * M;
   if (n_pix == 4 && n_ch == kBlock) {
@@ -679,7 +753,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_half_pixel(
 // pointwise_pairs_tile for a last block of at most 8 channels (M = 24: MobileNetV2's 56 x 56
 // projections): only the block's first weight vector, so no products are spent on the 8
 // channels past M, and 8 pixels share each weight load.
-template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_tile(
     const unsigned char* x, int64_t C, int64_t j, int64_t n_pix, int64_t kq_runtime, const int8_t* w, __m256i va,
     __m256 vs, const Requant8Bounds& q8, unsigned char* y, int64_t M, int64_t n_ch) {
@@ -691,14 +765,14 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < kq; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
-    a0 = pairs_mac<Vnni>(a0, quad_of<XSigned>(x0 + g * 4), w0, ones);
-    a1 = pairs_mac<Vnni>(a1, quad_of<XSigned>(x1 + g * 4), w0, ones);
-    a2 = pairs_mac<Vnni>(a2, quad_of<XSigned>(x2 + g * 4), w0, ones);
-    a3 = pairs_mac<Vnni>(a3, quad_of<XSigned>(x3 + g * 4), w0, ones);
-    a4 = pairs_mac<Vnni>(a4, quad_of<XSigned>(x4 + g * 4), w0, ones);
-    a5 = pairs_mac<Vnni>(a5, quad_of<XSigned>(x5 + g * 4), w0, ones);
-    a6 = pairs_mac<Vnni>(a6, quad_of<XSigned>(x6 + g * 4), w0, ones);
-    a7 = pairs_mac<Vnni>(a7, quad_of<XSigned>(x7 + g * 4), w0, ones);
+    a0 = pairs_mac(a0, quad_of<XSigned>(x0 + g * 4), w0, ones);
+    a1 = pairs_mac(a1, quad_of<XSigned>(x1 + g * 4), w0, ones);
+    a2 = pairs_mac(a2, quad_of<XSigned>(x2 + g * 4), w0, ones);
+    a3 = pairs_mac(a3, quad_of<XSigned>(x3 + g * 4), w0, ones);
+    a4 = pairs_mac(a4, quad_of<XSigned>(x4 + g * 4), w0, ones);
+    a5 = pairs_mac(a5, quad_of<XSigned>(x5 + g * 4), w0, ones);
+    a6 = pairs_mac(a6, quad_of<XSigned>(x6 + g * 4), w0, ones);
+    a7 = pairs_mac(a7, quad_of<XSigned>(x7 + g * 4), w0, ones);
   }
   unsigned char* yj = y + j * M;
   const __m256i a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
@@ -709,7 +783,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void pointwise_half_ti
 // blocks [b0, b1) of 16 output channels: chunks of 64 pixels (their input stays in L1), each
 // block in turn over the chunk's tiles of 4 pixels (8 for a last block of 8 channels or fewer),
 // all in one call.
-template <bool Signed, bool XSigned, int KQ, bool Clamp, bool Vnni>
+template <bool Signed, bool XSigned, int KQ, bool Clamp>
 __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x, int64_t C, int64_t M, int64_t j0,
                                                          int64_t j1, int64_t b0, int64_t b1, const int8_t* blocks,
                                                          const ChannelTerms& t, int32_t y_zero_point,
@@ -729,12 +803,12 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
       unsigned char* yb = y + m0;
       if (n_ch <= 8) {
         for (int64_t j = c0; j < c1; j += kHalfTileR)
-          pointwise_half_tile<Signed, XSigned, KQ, Clamp, Vnni>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, w, va0,
+          pointwise_half_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kHalfTileR, c1 - j), kq, w, va0,
                                                           vs0, q8, yb, M, n_ch);
         continue;
       }
       for (int64_t j = c0; j < c1; j += kTileR)
-        pointwise_pairs_tile<Signed, XSigned, KQ, Clamp, Vnni>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, w, va0, va1,
+        pointwise_pairs_tile<Signed, XSigned, KQ, Clamp>(x, C, j, std::min<int64_t>(kTileR, c1 - j), kq, w, va0, va1,
                                                          vs0, vs1, q8, yb, M, n_ch);
     }
   }
@@ -743,52 +817,53 @@ __attribute__((target("avx2,fma"))) void pointwise_pairs(const unsigned char* x,
 using PointwisePairsFn = void (*)(const unsigned char*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                                   const int8_t*, const ChannelTerms&, int32_t, unsigned char*);
 
-template <bool Signed, bool Clamp, bool Vnni>
+template <bool Signed, bool Clamp>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq) {
   switch (kq) {
-    case 4: return pointwise_pairs<Signed, false, 4, Clamp, Vnni>;
-    case 6: return pointwise_pairs<Signed, false, 6, Clamp, Vnni>;
-    case 7: return pointwise_pairs<Signed, false, 7, Clamp, Vnni>;  // a 3x3 stem's flat patches on 3 channels
-    case 8: return pointwise_pairs<Signed, false, 8, Clamp, Vnni>;
-    case 9: return pointwise_pairs<Signed, false, 9, Clamp, Vnni>;  // a 3x3 stem's row patches on 3 channels
-    case 16: return pointwise_pairs<Signed, false, 16, Clamp, Vnni>;
-    case 24: return pointwise_pairs<Signed, false, 24, Clamp, Vnni>;
-    default: return pointwise_pairs<Signed, false, 0, Clamp, Vnni>;
+    case 4: return pointwise_pairs<Signed, false, 4, Clamp>;
+    case 6: return pointwise_pairs<Signed, false, 6, Clamp>;
+    case 7: return pointwise_pairs<Signed, false, 7, Clamp>;  // a 3x3 stem's flat patches on 3 channels
+    case 8: return pointwise_pairs<Signed, false, 8, Clamp>;
+    case 9: return pointwise_pairs<Signed, false, 9, Clamp>;  // a 3x3 stem's row patches on 3 channels
+    case 16: return pointwise_pairs<Signed, false, 16, Clamp>;
+    case 24: return pointwise_pairs<Signed, false, 24, Clamp>;
+    default: return pointwise_pairs<Signed, false, 0, Clamp>;
   }
 }
 
-template <bool Signed, bool Vnni>
+template <bool Signed>
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool clamp, bool x_signed) {
-  if (x_signed)
-    return clamp ? pointwise_pairs<Signed, true, 0, true, Vnni> : pointwise_pairs<Signed, true, 0, false, Vnni>;
-  return clamp ? pointwise_pairs_kernel<Signed, true, Vnni>(kq) : pointwise_pairs_kernel<Signed, false, Vnni>(kq);
+  if (x_signed) return clamp ? pointwise_pairs<Signed, true, 0, true> : pointwise_pairs<Signed, true, 0, false>;
+  return clamp ? pointwise_pairs_kernel<Signed, true>(kq) : pointwise_pairs_kernel<Signed, false>(kq);
 }
 
 // The kernel for the layer: K as a constant where a u8 input has few groups (s8 inputs, rare
-// in kiln's own quantization, take the general one); vpdpbusd with AVX-VNNI (vnni).
+// in kiln's own quantization, take the general one); with AVX-VNNI (vnni) pointwise_vnni.
 PointwisePairsFn pointwise_pairs_kernel(int64_t kq, bool y_signed, bool clamp, bool x_signed, bool vnni) {
   if (vnni)
-    return y_signed ? pointwise_pairs_kernel<true, true>(kq, clamp, x_signed)
-                    : pointwise_pairs_kernel<false, true>(kq, clamp, x_signed);
-  return y_signed ? pointwise_pairs_kernel<true, false>(kq, clamp, x_signed)
-                  : pointwise_pairs_kernel<false, false>(kq, clamp, x_signed);
+    return y_signed ? (x_signed ? pointwise_vnni<true, true> : pointwise_vnni<true, false>)
+                    : (x_signed ? pointwise_vnni<false, true> : pointwise_vnni<false, false>);
+  return y_signed ? pointwise_pairs_kernel<true>(kq, clamp, x_signed) : pointwise_pairs_kernel<false>(kq, clamp, x_signed);
 }
 
-// The AVX2 tiles of R pixels (tile_avx2_pairs on vpdpbusd with AVX-VNNI, else where the
-// weights' pairs fit int16, else tile_avx2) for the output's and the input's signedness.
+// The AVX2 tiles of R pixels (tile_avx2_pairs where the weights' pairs fit int16, else
+// tile_avx2) for the output's and the input's signedness.
 using Avx2TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, int64_t, const int8_t*, const int32_t*,
                             const float*, int32_t, unsigned char*, int64_t, int64_t, int64_t);
 
 template <int R>
-Avx2TileFn avx2_tile(bool pairs, bool vnni, bool y_signed, bool x_signed) {
-  if (vnni)
-    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true, true> : tile_avx2_pairs<R, true, false, true>)
-                    : (x_signed ? tile_avx2_pairs<R, false, true, true> : tile_avx2_pairs<R, false, false, true>);
+Avx2TileFn avx2_tile(bool pairs, bool y_signed, bool x_signed) {
   if (pairs)
-    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true, false> : tile_avx2_pairs<R, true, false, false>)
-                    : (x_signed ? tile_avx2_pairs<R, false, true, false> : tile_avx2_pairs<R, false, false, false>);
+    return y_signed ? (x_signed ? tile_avx2_pairs<R, true, true> : tile_avx2_pairs<R, true, false>)
+                    : (x_signed ? tile_avx2_pairs<R, false, true> : tile_avx2_pairs<R, false, false>);
   return y_signed ? (x_signed ? tile_avx2<R, true, true> : tile_avx2<R, true, false>)
                   : (x_signed ? tile_avx2<R, false, true> : tile_avx2<R, false, false>);
+}
+
+// With AVX-VNNI, the tile of a whole unit of 7 pixels (tile_vnni7).
+Avx2TileFn vnni_tile7(bool y_signed, bool x_signed) {
+  return y_signed ? (x_signed ? tile_vnni7<true, true> : tile_vnni7<true, false>)
+                  : (x_signed ? tile_vnni7<false, true> : tile_vnni7<false, false>);
 }
 
 using TileFn = void (*)(const unsigned char* const*, int64_t, int64_t, uint32_t, const int8_t*, int64_t,
@@ -906,8 +981,10 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
       constexpr int64_t kChunk = 8;
       const unsigned char* src[kChunk * kMaxTaps * kPixels];
       const int64_t w_block = taps * kq * 64, tile_src = taps * kPixels;
-      const Avx2TileFn four = avx2_tile<4>(pairs, avx_vnni, is_signed, x.a_signed);
-      const Avx2TileFn three = avx2_tile<3>(pairs, avx_vnni, is_signed, x.a_signed);
+      const Avx2TileFn four = avx2_tile<4>(pairs, is_signed, x.a_signed);
+      const Avx2TileFn three = avx2_tile<3>(pairs, is_signed, x.a_signed);
+      // With AVX-VNNI a tile is the whole unit of 7 pixels (tile_vnni7).
+      const Avx2TileFn seven = avx_vnni ? vnni_tile7(is_signed, x.a_signed) : nullptr;
       for (int64_t c0 = j0; c0 < j1; c0 += kChunk * kPixels) {
         const int64_t c1 = std::min(j1, c0 + kChunk * kPixels);
         for (int64_t j = c0; j < c1; j += kPixels)
@@ -922,6 +999,10 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
               const int64_t n_pix = std::min(kPixels, c1 - j);
               const unsigned char* const* ts = src + (j - c0) / kPixels * tile_src;
               unsigned char* yj = y + j * M + m0;
+              if (seven != nullptr) {
+                seven(ts, 0, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
+                continue;
+              }
               four(ts, 0, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix, n_ch);
               if (n_pix > 4)
                 three(ts, 4, taps, kq, w, t.add + m0, t.scale + m0, out.y_zero_point, yj, M, n_pix - 4, n_ch);
