@@ -617,8 +617,10 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
 // tile_avx2_pairs with AVX-VNNI for a whole unit of 7 pixels (src[t * 7 + r]) times a block of 16
 // channels: 14 sums. vpdpbusd takes 5 cycles and two issue a cycle, so the 4 + 3 pixel tiles
 // (8 and 6 chains) left the multiply pipes idle a quarter of the time. 14 sums, a broadcast and
-// the block's two weight vectors do not fit 16 ymm registers: the weights are vpdpbusd's memory
-// operands (L1 loads beside the multiplies). A group of 4 input channels is one assembly block:
+// the block's two weight vectors do not fit 16 ymm registers: the first weight vector is in the
+// last register, the second vpdpbusd's memory operand (with both from memory, 21 loads for 14
+// multiplies kept the load ports busier than the multiply pipes: ResNet-50's int8 3x3s took
+// 14.2 ms against 12.1). A group of 4 input channels is one assembly block:
 // as intrinsics (an array of sums), GCC kept every sum on the stack, a load and a store around
 // each multiply. XSigned: s8 pixels flipped to u8 by the xor with kFlip, as quad_of does.
 alignas(32) constexpr unsigned char kFlip[32] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
@@ -649,7 +651,7 @@ __attribute__((target("avx2,fma"))) void tile_vnni7(const unsigned char* const* 
     const unsigned char *x0 = ts[0], *x1 = ts[1], *x2 = ts[2], *x3 = ts[3], *x4 = ts[4], *x5 = ts[5], *x6 = ts[6];
     const int8_t* wt = w + t * kq * 64;
     for (int64_t g = 0; g < kq; ++g) {
-      const Bytes32& w0 = *reinterpret_cast<const Bytes32*>(wt + g * 64);
+      const __m256i w0r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + g * 64));
       const Bytes32& w1 = *reinterpret_cast<const Bytes32*>(wt + g * 64 + 32);
       // Two blocks: an asm statement takes at most 30 operands, each sum counting twice.
       __m256i b;
@@ -657,13 +659,13 @@ __attribute__((target("avx2,fma"))) void tile_vnni7(const unsigned char* const* 
                   KILN_VNNI_PIXEL("x2", "a20", "a21") KILN_VNNI_PIXEL("x3", "a30", "a31")
               : [a00] "+x"(a00), [a01] "+x"(a01), [a10] "+x"(a10), [a11] "+x"(a11), [a20] "+x"(a20),
                 [a21] "+x"(a21), [a30] "+x"(a30), [a31] "+x"(a31), [b] "=&x"(b)
-              : [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3), [off] "r"(g * 4), [w0] "m"(w0),
+              : [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3), [off] "r"(g * 4), [w0] "x"(w0r),
                 [w1] "m"(w1), [fl] "m"(flip), [flip] "i"(XSigned ? 1 : 0));
       __asm__(KILN_VNNI_PIXEL("x4", "a40", "a41") KILN_VNNI_PIXEL("x5", "a50", "a51")
                   KILN_VNNI_PIXEL("x6", "a60", "a61")
               : [a40] "+x"(a40), [a41] "+x"(a41), [a50] "+x"(a50), [a51] "+x"(a51), [a60] "+x"(a60),
                 [a61] "+x"(a61), [b] "=&x"(b)
-              : [x4] "r"(x4), [x5] "r"(x5), [x6] "r"(x6), [off] "r"(g * 4), [w0] "m"(w0), [w1] "m"(w1),
+              : [x4] "r"(x4), [x5] "r"(x5), [x6] "r"(x6), [off] "r"(g * 4), [w0] "x"(w0r), [w1] "m"(w1),
                 [fl] "m"(flip), [flip] "i"(XSigned ? 1 : 0));
     }
   }
