@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "kiln/rt/dpbusd.h"
+#include "kiln/rt/kernel_log.h"
 #include "kiln/rt/qdepthwise_nhwc.h"
 #include "kiln/rt/qlinear.h"
 #include "kiln/rt/requant_avx2.h"
@@ -916,6 +917,10 @@ void dense_conv(const Conv2dParams& p, const QGemmA& x, const unsigned char* pac
 #endif
   // The pairs family runs: vpmaddubsw where the weights' pairs fit int16, vpdpbusd with AVX-VNNI.
   [[maybe_unused]] const bool pairs = avx_vnni || dense_pairs_fit_int16(packed);
+  if (kernel_log_enabled())  // avx2-int16: pairs that do not fit, products widened (tile_avx2)
+    log_conv_kernel("qconv_nhwc",
+                    vnni ? "avx512-vnni" : avx_vnni ? "avx-vnni" : avx2 ? (pairs ? "avx2" : "avx2-int16") : "portable",
+                    p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
   [[maybe_unused]] const int8_t* flat = patch ? flat_blocks(packed, avx_vnni) : nullptr;
   // A 1x1 whose output pixel j reads input pixel j.
   [[maybe_unused]] const bool contiguous = !patch && pointwise(p) && p.stride_h == 1 && p.stride_w == 1 && p.OH == p.H && p.OW == p.W;

@@ -11,7 +11,9 @@ KILN_CPU_ISA=portable, both matching this machine's outputs. Built for this mach
 generic`, the same executable must take the best kernels the CPU has (AVX-512 where it has it),
 the AVX2 ones under KILN_CPU_ISA=avx2 and the plain loops under portable, all three agreeing;
 on an AVX-512 machine with CPUID faulting, also the AVX2 ones when the CPU itself reports no
-AVX-512 (bench/cpuid_mask.c preloaded), with no KILN_CPU_ISA at all.
+AVX-512 (bench/cpuid_mask.c preloaded), with no KILN_CPU_ISA at all; and the same CNN in int8
+must take the AVX-512 VNNI, widened AVX2 and AVX-VNNI kernels as CPUID shows or hides them
+(a chain of 9 int8 convolutions made here, full-range weights).
 The --target and --cpu errors must be one clear line, a non-zero exit and no output directory.
 
   cross_target.py KILN TRIPLE WORK_DIR
@@ -326,6 +328,72 @@ def check_kernels(kiln, triple, emulator, work):
         check(ok, f"resnet_block on {triple} ({want}) matches {HOST} (max abs difference {err:.3g}, tolerance {tol:.3g})")
 
 
+def int8_chain_model(path):
+    """10 convolutions (3x3 and 1x1, 16 and 32 channels, ReLU) on 24 x 24: in int8 (the last one
+    stays fp32) a chain of 9, long enough for the channels-last layout (passes/layout_nhwc.cpp:
+    at most one value entering or leaving per 4 nodes). Writes PATH and its input."""
+    rng = np.random.default_rng(12)
+    shapes = [(32, 16, 3), (32, 32, 1), (32, 32, 3), (16, 32, 1)] * 2 + [(32, 16, 3), (16, 32, 1)]
+    nodes, inits, x = [], [], "x"
+    for i, (m, c, k) in enumerate(shapes):
+        w = (rng.standard_normal((m, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(rng.standard_normal(m).astype(np.float32) * 0.1, f"b{i}")]
+        nodes += [helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], pads=[k // 2] * 4),
+                  helper.make_node("Relu", [f"c{i}"], ["y" if i == len(shapes) - 1 else f"r{i}"])]
+        x = f"r{i}"
+    graph = helper.make_graph(nodes, "int8_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 24, 24])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 24, 24])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    np.save(path.replace(".onnx", "_x.npy"), rng.standard_normal((1, 16, 24, 24)).astype(np.float32))
+
+
+def check_int8_hidden_isas(kiln, work):
+    """A chain of int8 convolutions with full-range weights, one generic executable on this
+    machine natively and with CPUID reporting no AVX-512 (bench/cpuid_mask.c), without and with
+    AVX-VNNI: its channels-last convolutions must take the AVX-512 VNNI, the widened AVX2
+    (avx2-int16: full-range pairs do not fit vpmaddubsw) and the AVX-VNNI kernels, all agreeing.
+    Only on an x86-64 CPU with AVX-512 VNNI, AVX-VNNI and CPUID faulting."""
+    flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "").split()
+    if not all(f in flags for f in ("avx512_vnni", "avx_vnni", "avx512vbmi")):
+        return
+    os.makedirs(os.path.join(work, "int8_chain"))
+    shim = cpuid_mask(os.path.join(work, "int8_chain"))
+    if not shim:
+        return
+    model = os.path.join(work, "int8_chain", "model.onnx")
+    int8_chain_model(model)
+    calibration = os.path.join(work, "int8_chain", "calibration")
+    rng = np.random.default_rng(11)
+    for i in range(4):
+        os.makedirs(os.path.join(calibration, f"sample_{i:02d}"), exist_ok=True)
+        np.save(os.path.join(calibration, f"sample_{i:02d}", "x.npy"),
+                rng.standard_normal((1, 16, 24, 24)).astype(np.float32))
+    out = os.path.join(work, "int8_chain", "out")
+    p = run([kiln, "compile", model, "-o", out, "--name", "int8_chain", "--emit", "exe", "--precision", "int8",
+             "--calibration", calibration, "--weight-range", "full"])
+    check(p.returncode == 0, "int8_chain: kiln compile" + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
+    if p.returncode != 0:
+        return
+    x = model.replace(".onnx", "_x.npy")
+    hidden = {"LD_PRELOAD": shim, "KILN_CPUID_MASK_REQUIRED": "1"}
+    results = {}
+    for want, env in (("avx512-vnni", {}), ("avx2-int16", hidden), ("avx-vnni", {**hidden, "KILN_CPUID_MASK_KEEP_AVX_VNNI": "1"})):
+        result = os.path.join(out, f"result_{want}")
+        p = run([os.path.join(out, "int8_chain"), x, "-o", result, "--threads", "1"],
+                env={**os.environ, "KILN_LOG_KERNELS": "1", **env})
+        check(p.returncode == 0, f"int8_chain runs ({want})" + ("" if p.returncode == 0 else f": exit {p.returncode}\n{p.stderr}"))
+        if p.returncode != 0:
+            return
+        isas = [i for f, i in kernel_lines(p.stderr) if f == "qconv_nhwc"]
+        check(len(isas) == 9 and all(i == want for i in isas),
+              f"int8_chain ({want}): 9 channels-last convolutions, each isa={want}: {isas}")
+        results[want] = np.load(os.path.join(result, file_name("y")))
+    for want in ("avx2-int16", "avx-vnni"):
+        ok, err, tol = within(results[want], results["avx512-vnni"], 1e-5)
+        check(ok, f"int8_chain ({want}) matches the AVX-512 VNNI run (max abs difference {err:.3g}, "
+              f"tolerance {tol:.3g})")
+
+
 def check_errors(kiln, triple, work):
     """Each refusal: one line naming what is wrong, a non-zero exit, no output directory."""
     model = os.path.join(REPO, "models", "mlp", "model.onnx")
@@ -367,6 +435,7 @@ def main():
         check_model(kiln, triple, emulator, model_dir, work)
     check_int8(kiln, triple, emulator, work)
     check_kernels(kiln, triple, emulator, work)
+    check_int8_hidden_isas(kiln, work)
     print(f"{len(sample_models())} models and digits in int8 in {time.monotonic() - start:.0f} s")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
