@@ -621,9 +621,11 @@ __attribute__((target("avx2,fma"))) void tile_avx2_pairs(const unsigned char* co
 // the block's two weight vectors do not fit 16 ymm registers: the first weight vector is in the
 // last register, the second vpdpbusd's memory operand (with both from memory, 21 loads for 14
 // multiplies kept the load ports busier than the multiply pipes: ResNet-50's int8 3x3s took
-// 14.2 ms against 12.1). A group of 4 input channels is one assembly block:
-// as intrinsics (an array of sums), GCC kept every sum on the stack, a load and a store around
+// 14.2 ms against 12.1). A group of 4 input channels is written as assembly (two statements):
+// as intrinsics on an array of sums, GCC kept every sum on the stack, a load and a store around
 // each multiply. XSigned: s8 pixels flipped to u8 by the xor with kFlip, as quad_of does.
+// AddressSanitizer does not see the assembly's loads; the tests run this tile over every shape
+// against the reference (test_qconv_nhwc.cpp, QGemmIsa::avx_vnni).
 alignas(32) constexpr unsigned char kFlip[32] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
                                                  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
                                                  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
