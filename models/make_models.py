@@ -272,10 +272,12 @@ def conv_bn(cin, cout, k, stride=1, groups=1, relu6=True):
 
 
 @model("inverted_residual",
-       "two MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
+       "three MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
        "Conv+BatchNorm+ReLU6 (16 -> 48), depthwise 3x3 Conv+BatchNorm+ReLU6 (stride 1), 1x1 "
-       "project Conv+BatchNorm, residual Add; then 16 -> 32 expand, depthwise stride 2, project "
-       "to 24 (kiln fuses each expand with its depthwise: kiln.FusedConvDepthwise)",
+       "project Conv+BatchNorm, residual Add; the same with 16 -> 32 -> 16; then 16 -> 32 expand, "
+       "depthwise stride 2, project to 24 (kiln fuses each expand with its depthwise: "
+       "kiln.FusedConvDepthwise; between blocked 1x1s, kiln.FusedConvDepthwiseNchwc: the first "
+       "writes its result blocked, the second reads and writes blocked values)",
        "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
 def make_inverted_residual():
     import torch
@@ -294,13 +296,13 @@ def make_inverted_residual():
             return x + y if self.residual else y
 
     torch.manual_seed(0)
-    net = nn.Sequential(Block(16, 48, 16, 1), Block(16, 32, 24, 2))
+    net = nn.Sequential(Block(16, 48, 16, 1), Block(16, 32, 16, 1), Block(16, 32, 24, 2))
     reinit_weights(net)
     randomize_batchnorm(net, seed=3)
     x = rng(4).standard_normal((1, 16, 23, 25)).astype(np.float32)
     m, ref = export_torch(net, [x], opset=13)
     hist = op_histogram(m)
-    assert hist["Conv"] == 6 and hist["Clip"] == 4 and hist["Add"] == 1, hist
+    assert hist["Conv"] == 9 and hist["Clip"] == 6 and hist["Add"] == 2, hist
     return m, [x], ref
 
 

@@ -581,7 +581,7 @@ std::string unsupported_conv_depthwise(const ir::Node& node) {
 void lower_conv_depthwise(Lowerer& l, const ir::Node& node) {
   kiln::rt::ExpandDepthwiseParams p{};
   cpp::conv_depthwise_params(node, p);
-  llvm::Value* params = l.i64_array({p.N, p.C, p.H, p.W, p.M, p.stride, p.OH, p.OW});
+  llvm::Value* params = l.i64_array({p.N, p.C, p.H, p.W, p.M, p.stride, p.OH, p.OW, p.x_nchw16c, p.y_nchw16c});
   const std::vector<llvm::Value*> act1 = store_activation_args(l, node, "expand_activation"),
                                   act2 = store_activation_args(l, node, "activation");
   std::vector<llvm::Value*> args = {params, l.in(node, 0)};
@@ -737,6 +737,7 @@ const std::map<std::string, OpLowering, std::less<>>& lowerings() {
         {"kiln.FusedMatMul", {unsupported_matmul, lower_matmul}},
         {"Clip", {f32_only, lower_clip_node}},
         {"kiln.FusedConvDepthwise", {unsupported_conv_depthwise, lower_conv_depthwise}},
+        {"kiln.FusedConvDepthwiseNchwc", {unsupported_conv_depthwise, lower_conv_depthwise}},
         {"kiln.FusedDepthwiseConv", {unsupported_depthwise_conv, lower_depthwise_conv}},
         {"kiln.Elementwise", {unsupported_chain, lower_chain}},
         {"LayerNormalization", {unsupported_layer_norm, lower_layer_norm}},

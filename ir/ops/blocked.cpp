@@ -2,8 +2,9 @@
 // A blocked tensor is an NCHW one with C a multiple of 16 stored as [N, C / 16, H, W, 16]: the 16
 // channels of a block contiguous at each position (NCHW16c). kiln.ToNchwc and kiln.FromNchwc
 // convert; kiln.MaxPoolNchwc is MaxPool on blocked X and Y; kiln.ConvNchwc is a kiln.FusedConv whose X (or, for a stem's few channels, plain
-// NCHW X), Z and Y are blocked, its semantics the FusedConv's through the registry (no math is
-// written twice).
+// NCHW X), Z and Y are blocked; kiln.FusedConvDepthwiseNchwc is a kiln.FusedConvDepthwise whose
+// Y (and X, where of rank 5) is blocked. Their semantics are the plain ops' through the registry
+// (no math is written twice).
 #include "ir/ops/blocked.h"
 
 #include "ir/ops/fused.h"
@@ -111,6 +112,43 @@ Cost conv_nchwc_cost(const Node& node) {
   return c;
 }
 
+// kiln.FusedConvDepthwiseNchwc: kiln.FusedConvDepthwise's inputs, X unblocked where it is of
+// rank 5.
+std::vector<std::pair<DType, Shape>> conv_depthwise_types(const Node& node) {
+  std::vector<std::pair<DType, Shape>> t(node.num_inputs());
+  for (size_t i = 0; i < t.size(); ++i)
+    if (const Value* v = node.input(i))
+      t[i] = {v->dtype(), i == 0 && v->shape().rank() == 5 ? unblocked_shape(node, *v) : v->shape()};
+  return t;
+}
+
+std::vector<std::pair<DType, Shape>*> pointers(const Node& node, std::vector<std::pair<DType, Shape>>& t) {
+  std::vector<std::pair<DType, Shape>*> p;
+  for (size_t i = 0; i < t.size(); ++i) p.push_back(node.input(i) ? &t[i] : nullptr);
+  return p;
+}
+
+void infer_conv_depthwise_nchwc(Node& node) {
+  std::vector<std::pair<DType, Shape>> t = conv_depthwise_types(node);
+  const auto [dtype, shape] = infer_op("kiln.FusedConvDepthwise", node.attrs(), pointers(node, t));
+  node.output(0)->set_type(DType::F32, blocked_shape(node, dtype, shape));
+}
+
+void eval_conv_depthwise_nchwc(const Node& node, std::span<const Tensor* const> in, std::vector<Tensor>& out) {
+  const bool x_blocked = node.input(0)->shape().rank() == 5;
+  const Tensor x = x_blocked ? reorder(*in[0], static_dims(unblocked_shape(node, *node.input(0))), false) : Tensor();
+  std::vector<const Tensor*> args(in.begin(), in.end());
+  if (x_blocked) args[0] = &x;
+  const Tensor y = eval_op("kiln.FusedConvDepthwise", node.attrs(), args);
+  out[0] = reorder(y, static_dims(node.output(0)->shape()), true);
+}
+
+Cost conv_depthwise_nchwc_cost(const Node& node) {
+  if (!node.output(0)->shape().is_static()) return Cost{0, io_bytes(node)};
+  std::vector<std::pair<DType, Shape>> t = conv_depthwise_types(node);
+  return cost_op("kiln.FusedConvDepthwise", node.attrs(), pointers(node, t));
+}
+
 // kiln.MaxPoolNchwc: MaxPool's Y of the unblocked X, blocked.
 void infer_maxpool_nchwc(Node& node) {
   std::pair<DType, Shape> x{node.input(0)->dtype(), unblocked_shape(node, *node.input(0))};
@@ -170,6 +208,19 @@ void register_blocked_ops(Registry& r) {
       .infer = infer_conv_nchwc,
       .eval = eval_conv_nchwc,
       .cost = conv_nchwc_cost,
+  });
+  const OpDef* conv_depthwise = r.find("kiln.FusedConvDepthwise");
+  if (!conv_depthwise) fail("op family 'blocked' needs kiln.FusedConvDepthwise registered first");
+  r.add(OpDef{
+      .name = "kiln.FusedConvDepthwiseNchwc",
+      .summary = "kiln.FusedConvDepthwise with Y blocked as kiln.ToNchwc makes it, and X too where it is of rank 5 "
+                 "(plain NCHW where of rank 4)",
+      .inputs = conv_depthwise->inputs,
+      .outputs = {"Y"},
+      .attrs = conv_depthwise->attrs,
+      .infer = infer_conv_depthwise_nchwc,
+      .eval = eval_conv_depthwise_nchwc,
+      .cost = conv_depthwise_nchwc_cost,
   });
   const OpDef* maxpool = r.find("MaxPool");
   if (!maxpool) fail("op family 'blocked' needs MaxPool registered first");

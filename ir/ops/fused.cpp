@@ -139,6 +139,11 @@ std::pair<DType, Shape> infer_op(const std::string& op, AttributeMap attrs,
   return {one.node->output(0)->dtype(), one.node->output(0)->shape()};
 }
 
+Cost cost_op(const std::string& op, AttributeMap attrs, const std::vector<std::pair<DType, Shape>*>& in) {
+  OneNode one(op, in, std::move(attrs));
+  return node_cost(*one.node);
+}
+
 namespace {
 
 Tensor scalar(const Node& node, DType t, float v) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/op_registry.h"
 #include "kiln/rt/depthwise.h"
 
 namespace kiln::ir {
@@ -57,5 +58,7 @@ AttributeMap fused_activation_attrs(const Node& activation, float clip_min = 0, 
 Tensor eval_op(const std::string& op, AttributeMap attrs, const std::vector<const Tensor*>& in);
 std::pair<DType, Shape> infer_op(const std::string& op, AttributeMap attrs,
                                  const std::vector<std::pair<DType, Shape>*>& in);
+// The cost of `op` with `attrs` on inputs of those types (its registry entry's count).
+Cost cost_op(const std::string& op, AttributeMap attrs, const std::vector<std::pair<DType, Shape>*>& in);
 
 }  // namespace kiln::ir

@@ -277,17 +277,18 @@ float activate_plain(float v, const StoreActivation& act) {
 }
 
 // Expanded input row of the band for G groups (8 channels interleaved, wp padded columns, the
-// group's row at d[gi]) from input row xr (channel 0's; channels hw apart): padded column
-// iw + 1 is the 1x1 at column iw, with bias and activation; column 0 and those past W are zero
-// (the depthwise's padding).
-void expand_row_plain(const float* xr, int64_t hw, int64_t K, int64_t W, int64_t wp, const UnitWeights& g,
-                      int G, const StoreActivation& act, float* const d[]) {
+// group's row at d[gi]) from input row xr (channel 0's): padded column iw + 1 is the 1x1 at
+// column iw, with bias and activation; column 0 and those past W are zero (the depthwise's
+// padding). Channels in blocks of L (1: planes hw apart; 16: NCHW16c), pixels L apart.
+void expand_row_plain(const float* xr, int64_t hw, int64_t L, int64_t K, int64_t W, int64_t wp,
+                      const UnitWeights& g, int G, const StoreActivation& act, float* const d[]) {
   for (int gi = 0; gi < G; ++gi) {
     std::fill(d[gi], d[gi] + wp * kLanes, 0.f);
     for (int64_t iw = 0; iw < W; ++iw)
       for (int64_t k = 0; k < kLanes; ++k) {
         float s = g.b1[gi * kLanes + k];
-        for (int64_t c = 0; c < K; ++c) s += g.w1[(c * G + gi) * kLanes + k] * xr[c * hw + iw];
+        for (int64_t c = 0; c < K; ++c)
+          s += g.w1[(c * G + gi) * kLanes + k] * xr[(c / L) * hw * L + c % L + iw * L];
         d[gi][(iw + 1) * kLanes + k] = activate_plain(s, act);
       }
   }
@@ -313,12 +314,19 @@ void store_band_plain(const float* out, int64_t n, float* const ys[kLanes], int6
     for (int64_t k = 0; k < kLanes; ++k) ys[k][t0 + t] = out[t * kLanes + k];
 }
 
+// The band's interleaved output (n pixels of 8 channels) into half a block of an NCHW16c
+// tensor: pixel t's 8 channels at yb + (t0 + t) * 16. No transpose: the band's layout is the
+// block's, 8 of its 16 lanes.
+void store_band_nchw16c(const float* out, int64_t n, float* yb, int64_t t0) {
+  for (int64_t t = 0; t < n; ++t) std::memcpy(yb + (t0 + t) * 2 * kLanes, out + t * kLanes, kLanes * sizeof(float));
+}
+
 #if KILN_X86_KERNELS
 
 // Pixels [q, q + P) of the run (channel 0's at xq, channels hw apart) of G groups into their
 // padded places: pixel q is at column `col` of the rows at d[gi]. `act` by value: as a
 // reference it was loaded again after every store (4% of the 16 -> 96 expand at 112 x 112).
-template <int G, int P>
+template <int L, int G, int P>
 KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, const UnitWeights& g,
                                        const StoreActivation act, int64_t W, int64_t row, float* const d0[],
                                        int64_t col) {
@@ -331,16 +339,21 @@ KILN_AVX2_FMA inline void expand_block(const float* xq, int64_t hw, int64_t K, c
 #pragma GCC unroll 8
     for (int j = 0; j < P; ++j) acc[gi][j] = b;
   }
-  for (int64_t c = 0; c < K; ++c) {
-    __m256 w[G];
+  for (int64_t c0 = 0; c0 < K; c0 += L) {
+    const float* xb = xq + c0 * hw;
+#pragma GCC unroll 1
+    for (int ci = 0; ci < L; ++ci) {
+      const int64_t c = c0 + ci;
+      __m256 w[G];
 #pragma GCC unroll 2
-    for (int gi = 0; gi < G; ++gi) w[gi] = _mm256_loadu_ps(g.w1 + (c * G + gi) * kLanes);
-    const float* xc = xq + c * hw;
+      for (int gi = 0; gi < G; ++gi) w[gi] = _mm256_loadu_ps(g.w1 + (c * G + gi) * kLanes);
+      const float* xc = xb + ci;
 #pragma GCC unroll 8
-    for (int j = 0; j < P; ++j) {
-      const __m256 xv = _mm256_broadcast_ss(xc + j);
+      for (int j = 0; j < P; ++j) {
+        const __m256 xv = _mm256_broadcast_ss(xc + j * L);
 #pragma GCC unroll 2
-      for (int gi = 0; gi < G; ++gi) acc[gi][j] = _mm256_fmadd_ps(xv, w[gi], acc[gi][j]);
+        for (int gi = 0; gi < G; ++gi) acc[gi][j] = _mm256_fmadd_ps(xv, w[gi], acc[gi][j]);
+      }
     }
   }
 #pragma GCC unroll 8
@@ -384,7 +397,7 @@ __attribute__((always_inline)) inline void expand_pixels(int G, int64_t W, int64
 // weights and P broadcast pixels. One group: 8 pixels (12 or 16 measured slower: 603 and 1663
 // against 564 us for 16 -> 96 at 112 x 112, 16 spilling); two groups: 6 pixels, 12 products
 // for 8 loads instead of 8 for 9.
-template <int G>
+template <int L, int G>
 KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
                                     int64_t wp, const UnitWeights& g, const StoreActivation& act,
                                     float* const d[]) {
@@ -392,7 +405,7 @@ KILN_AVX2_FMA void expand_rows_avx2(const float* x, int64_t hw, int64_t K, int64
   expand_pixels<G == 1 ? 8 : 6>(G, W, ih0, rows, wp, d, [&](auto pixels, int64_t q) KILN_AVX2_FMA {
     float* dq[G];
     for (int gi = 0; gi < G; ++gi) dq[gi] = d[gi] + (q - q0) / W * row;
-    expand_block<G, decltype(pixels)::value>(x + q, hw, K, g, act, W, row, dq, (q - q0) % W);
+    expand_block<L, G, decltype(pixels)::value>(x + q * L, hw, K, g, act, W, row, dq, (q - q0) % W);
   });
 }
 
@@ -417,7 +430,7 @@ KILN_AVX512F inline __m512 activate512(__m512 v, const StoreActivation act) {
   return v;
 }
 
-template <int P>
+template <int L, int P>
 KILN_AVX512F inline void expand_block512(const float* xq, int64_t hw, int64_t K, const UnitWeights& g,
                                          const StoreActivation act, int64_t W, int64_t row, float* const d0[],
                                          int64_t col) {
@@ -425,11 +438,15 @@ KILN_AVX512F inline void expand_block512(const float* xq, int64_t hw, int64_t K,
   const __m512 b = _mm512_loadu_ps(g.b1);
 #pragma GCC unroll 12
   for (int j = 0; j < P; ++j) acc[j] = b;
-  for (int64_t c = 0; c < K; ++c) {
-    const __m512 w = _mm512_loadu_ps(g.w1 + c * 2 * kLanes);
-    const float* xc = xq + c * hw;
+  for (int64_t c0 = 0; c0 < K; c0 += L) {
+    const float* xb = xq + c0 * hw;
+#pragma GCC unroll 1
+    for (int ci = 0; ci < L; ++ci) {
+      const __m512 w = _mm512_loadu_ps(g.w1 + (c0 + ci) * 2 * kLanes);
+      const float* xc = xb + ci;
 #pragma GCC unroll 12
-    for (int j = 0; j < P; ++j) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(xc[j]), w, acc[j]);
+      for (int j = 0; j < P; ++j) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(xc[j * L]), w, acc[j]);
+    }
   }
   float* d[2] = {d0[0], d0[1]};
 #pragma GCC unroll 12
@@ -445,13 +462,14 @@ KILN_AVX512F inline void expand_block512(const float* xq, int64_t hw, int64_t K,
   }
 }
 
-// expand_rows_avx2<2> with expand_block512: blocks of 12 pixels.
+// expand_rows_avx2<L, 2> with expand_block512: blocks of 12 pixels.
+template <int L>
 KILN_AVX512F void expand_rows_avx512(const float* x, int64_t hw, int64_t K, int64_t W, int64_t ih0, int64_t rows,
                                      int64_t wp, const UnitWeights& g, const StoreActivation& act, float* const d[]) {
   const int64_t row = wp * kLanes, q0 = ih0 * W;
   expand_pixels<12>(2, W, ih0, rows, wp, d, [&](auto pixels, int64_t q) KILN_AVX512F {
     float* dq[2] = {d[0] + (q - q0) / W * row, d[1] + (q - q0) / W * row};
-    expand_block512<decltype(pixels)::value>(x + q, hw, K, g, act, W, row, dq, (q - q0) % W);
+    expand_block512<L, decltype(pixels)::value>(x + q * L, hw, K, g, act, W, row, dq, (q - q0) % W);
   });
 }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -465,24 +483,31 @@ KILN_AVX512F void expand_rows_avx512(const float* x, int64_t hw, int64_t K, int6
 void expand_rows(const ExpandDepthwiseArgs& a, const float* x, int64_t ih0, int64_t rows, int64_t wp,
                  const UnitWeights& gw, int G, float* const d[]) {
   const ExpandDepthwiseParams& p = *a.p;
+  const int64_t hw = p.H * p.W;
 #if KILN_X86_KERNELS
-  if (a.avx512 && G == 2) {
-    expand_rows_avx512(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
-    return;
-  }
-  if (a.avx2 && G == 2) {
-    expand_rows_avx2<2>(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
-    return;
-  }
   if (a.avx2) {
-    expand_rows_avx2<1>(x, p.H * p.W, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+    // The kernels by channel layout (plain planes, or NCHW16c) and groups.
+    auto run = [&](auto layout) {
+      constexpr int L = decltype(layout)::value;
+      if (a.avx512 && G == 2)
+        expand_rows_avx512<L>(x, hw, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+      else if (G == 2)
+        expand_rows_avx2<L, 2>(x, hw, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+      else
+        expand_rows_avx2<L, 1>(x, hw, p.C, p.W, ih0, rows, wp, gw, a.act1, d);
+    };
+    if (p.x_nchw16c)
+      run(std::integral_constant<int, 16>{});
+    else
+      run(std::integral_constant<int, 1>{});
     return;
   }
 #endif
+  const int64_t L = p.x_nchw16c ? 16 : 1;
   for (int64_t r = 0; r < rows; ++r) {
     float* dr[kMaxGroups];
     for (int gi = 0; gi < G; ++gi) dr[gi] = d[gi] + r * wp * kLanes;
-    expand_row_plain(x + (ih0 + r) * p.W, p.H * p.W, p.C, p.W, wp, gw, G, a.act1, dr);
+    expand_row_plain(x + (ih0 + r) * p.W * L, hw, L, p.C, p.W, wp, gw, G, a.act1, dr);
   }
 }
 
@@ -498,9 +523,15 @@ void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, 
   float* in[kMaxGroups];
   for (int gi = 0; gi < G; ++gi) in[gi] = buf + gi * ((band - 1) * S + 3) * row;
   float* out = buf + G * ((band - 1) * S + 3) * row;
+  // Where each group's output goes: 8 planes, or half of an NCHW16c block (group g's channels
+  // 8g.. are lanes 8g % 16.. of block 8g / 16; image n's blocks start at n * M * OH * OW).
   float* ys[kMaxGroups][kLanes];
-  for (int gi = 0; gi < G; ++gi)
-    for (int64_t k = 0; k < kLanes; ++k) ys[gi][k] = a.y + (n * p.M + (g0 + gi) * kLanes + k) * p.OH * p.OW;
+  float* yb[kMaxGroups];
+  for (int gi = 0; gi < G; ++gi) {
+    const int64_t c = (g0 + gi) * kLanes;
+    yb[gi] = a.y + (n * p.M + c / 16 * 16) * p.OH * p.OW + c % 16;
+    for (int64_t k = 0; k < kLanes; ++k) ys[gi][k] = a.y + (n * p.M + c + k) * p.OH * p.OW;
+  }
   const float* x = a.x + n * p.C * p.H * p.W;
   int64_t held_lo = 0, held_hi = 0;  // padded input rows in `in`, from its first row
   for (int64_t oh0 = oh_begin; oh0 < oh_end; oh0 += band) {
@@ -528,12 +559,18 @@ void expand_depthwise_rows(const ExpandDepthwiseArgs& a, int64_t n, int64_t g0, 
 #if KILN_X86_KERNELS
       if (a.avx2) {
         compute_band<S>(dp, in[gi], rows, wp, gw.w2 + gi * 9 * kLanes, gw.b2 + gi * kLanes, a.act2, out);
-        store_band(out, rows * p.OW, ys[gi], oh0 * p.OW);
+        if (p.y_nchw16c)
+          store_band_nchw16c(out, rows * p.OW, yb[gi], oh0 * p.OW);
+        else
+          store_band(out, rows * p.OW, ys[gi], oh0 * p.OW);
         continue;
       }
 #endif
       compute_band_plain(dp, in[gi], rows, wp, gw.w2 + gi * 9 * kLanes, gw.b2 + gi * kLanes, a.act2, out);
-      store_band_plain(out, rows * p.OW, ys[gi], oh0 * p.OW);
+      if (p.y_nchw16c)
+        store_band_nchw16c(out, rows * p.OW, yb[gi], oh0 * p.OW);
+      else
+        store_band_plain(out, rows * p.OW, ys[gi], oh0 * p.OW);
     }
   }
 }
@@ -619,7 +656,8 @@ void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t 
 bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept {
   return p.N > 0 && p.C >= 1 && p.C <= kMaxExpandK && p.M > 0 && p.M % kLanes == 0 && p.H > 0 && p.W > 0 &&
          (p.stride == 1 || p.stride == 2) && p.OH == (p.H - 1) / p.stride + 1 &&
-         p.OW == (p.W - 1) / p.stride + 1 && band_rows(depthwise_of(p)) > 0;
+         p.OW == (p.W - 1) / p.stride + 1 && band_rows(depthwise_of(p)) > 0 && (!p.x_nchw16c || p.C % 16 == 0) &&
+         (!p.y_nchw16c || p.M % 16 == 0);
 }
 
 bool expand_depthwise3x3_pays(const ExpandDepthwiseParams& p) noexcept { return p.H * p.W >= kMinFusedPositions; }

@@ -101,7 +101,7 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
 void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x, const float* packed,
                                                 int32_t act1, float lo1, float hi1, int32_t act2, float lo2,
                                                 float hi2, float* y, void* pool) {
-  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8] != 0, p[9] != 0};
   kiln::rt::expand_depthwise3x3_f32_prepacked(params, x, packed, store_activation(act1, lo1, hi1),
                                               store_activation(act2, lo2, hi2), y, pool_of(pool));
 }
@@ -109,7 +109,7 @@ void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x
 void kiln_abi_expand_depthwise3x3_f32(const int64_t* p, const float* x, const float* w1, const float* b1, int32_t act1,
                                       float lo1, float hi1, const float* w2, const float* b2, int32_t act2, float lo2,
                                       float hi2, float* y, void* pool) {
-  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  const kiln::rt::ExpandDepthwiseParams params{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8] != 0, p[9] != 0};
   kiln::rt::expand_depthwise3x3_f32(params, x, w1, b1, store_activation(act1, lo1, hi1), w2, b2,
                                     store_activation(act2, lo2, hi2), y, pool_of(pool));
 }

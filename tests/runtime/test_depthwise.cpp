@@ -63,6 +63,18 @@ std::vector<float> expand_depthwise_ref(const ExpandDepthwiseParams& p, const st
   return depthwise_ref(p.N, p.M, p.H, p.W, p.stride, p.OH, p.OW, e, w2, b2, a2);
 }
 
+// N x C x hw planes to NCHW16c ([N, C / 16, hw, 16]) or back.
+std::vector<float> reorder16(const std::vector<float>& v, int64_t N, int64_t C, int64_t hw, bool to_blocked) {
+  std::vector<float> r(v.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t q = 0; q < hw; ++q) {
+        const size_t plain = size_t((n * C + c) * hw + q), blocked = size_t((n * C + c / 16 * 16) * hw + q * 16 + c % 16);
+        r[to_blocked ? blocked : plain] = v[to_blocked ? plain : blocked];
+      }
+  return r;
+}
+
 ExpandDepthwiseParams make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t stride) {
   return ExpandDepthwiseParams{N, C, H, W, M, stride, (H - 1) / stride + 1, (W - 1) / stride + 1};
 }
@@ -89,6 +101,9 @@ TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolu
       make(1, 3, 5, 400, 24, 1),    // rows too wide for two groups' bands: one group a unit
       make(1, 6, 3, 3, 24, 1),      // 3 rows for 2 threads, 3 groups
       make(1, 6, 4, 4, 40, 2),      // 2 output rows, stride 2, 5 groups
+      make(2, 32, 13, 15, 48, 2),   // NCHW16c: two blocks in, three out, batch 2
+      make(1, 16, 5, 400, 32, 1),   // NCHW16c with one group a unit: a unit writes half a block
+      make(1, 16, 5, 7, 24, 1),     // 24 channels out: y cannot be blocked, x can
   };
   const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
                                   StoreActivation{StoreActivation::kRelu}, StoreActivation{},
@@ -112,16 +127,29 @@ TEST_CASE("expand 1x1 + depthwise 3x3 fused band by band matches the two convolu
     std::vector<float> packed(size_t(expand_depthwise3x3_packed_floats(p)));
     expand_depthwise3x3_pack(p, w1.data(), b1p, w2.data(), b2p, packed.data());
     for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool})
-      for (bool prepacked : {false, true}) {
-        std::vector<float> y(r.size(), -7.f);
-        if (prepacked)
-          expand_depthwise3x3_f32_prepacked(p, x.data(), packed.data(), a1, a2, y.data(), tp);
-        else
-          expand_depthwise3x3_f32(p, x.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
-        INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
-                  << " threads=" << (tp ? 2 : 1) << " prepacked=" << prepacked);
-        CHECK(max_rel_diff(y, r) < 1e-4);
-      }
+      for (bool prepacked : {false, true})
+        // x and y plain, or NCHW16c where their channels come in 16s (the packing is the same).
+        for (int layout = 0; layout < 4; ++layout) {
+          ExpandDepthwiseParams q = p;
+          q.x_nchw16c = layout & 1;
+          q.y_nchw16c = layout & 2;
+          if ((q.x_nchw16c && p.C % 16) || (q.y_nchw16c && p.M % 16)) {
+            CHECK_FALSE(expand_depthwise3x3_applicable(q));
+            continue;
+          }
+          REQUIRE(expand_depthwise3x3_applicable(q));
+          const std::vector<float> xq = q.x_nchw16c ? reorder16(x, p.N, p.C, p.H * p.W, true) : x;
+          std::vector<float> y(r.size(), -7.f);
+          if (prepacked)
+            expand_depthwise3x3_f32_prepacked(q, xq.data(), packed.data(), a1, a2, y.data(), tp);
+          else
+            expand_depthwise3x3_f32(q, xq.data(), w1.data(), b1p, a1, w2.data(), b2p, a2, y.data(), tp);
+          if (q.y_nchw16c) y = reorder16(y, p.N, p.M, p.OH * p.OW, false);
+          INFO("C=" << p.C << " M=" << p.M << " H=" << p.H << " W=" << p.W << " stride=" << p.stride
+                    << " threads=" << (tp ? 2 : 1) << " prepacked=" << prepacked << " x_nchw16c=" << q.x_nchw16c
+                    << " y_nchw16c=" << q.y_nchw16c);
+          CHECK(max_rel_diff(y, r) < 1e-4);
+        }
     seed += 7;
     ++k;
   }

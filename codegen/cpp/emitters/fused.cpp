@@ -129,11 +129,18 @@ std::string conv_depthwise_params(const ir::Node& node, kiln::rt::ExpandDepthwis
   for (const char* prefix : {"expand_activation", "activation"})
     if (!ir::store_activation(ir::fused_activation(node, prefix)))
       return "compiled kiln.FusedConvDepthwise applies the activations none, Relu and Clip only";
-  const std::vector<int64_t> x = dims_of(node.input(0)), w = dims_of(node.input(1)), y = dims_of(node.output(0));
+  // kiln.FusedConvDepthwiseNchwc: Y, and X where of rank 5, blocked ([N, C / 16, H, W, 16]).
+  auto plain = [](std::vector<int64_t> d) {
+    return d.size() == 5 ? std::vector<int64_t>{d[0], d[1] * d[4], d[2], d[3]} : d;
+  };
+  const std::vector<int64_t> x = plain(dims_of(node.input(0))), w = dims_of(node.input(1)),
+                             y = plain(dims_of(node.output(0)));
   if (x.size() != 4 || w.size() != 4 || w[2] != 1 || w[3] != 1)
     return "compiled kiln.FusedConvDepthwise needs a 2-D input and a 1x1 expand";
   const int64_t stride = ir::depthwise3x3_stride(node, {x[0], w[0], x[2], x[3]}, dims_of(node.input(3)));
   p = kiln::rt::ExpandDepthwiseParams{x[0], x[1], x[2], x[3], w[0], stride, y[2], y[3]};
+  p.x_nchw16c = node.input(0)->shape().rank() == 5;
+  p.y_nchw16c = node.output(0)->shape().rank() == 5;
   if (stride == 0 || !kiln::rt::expand_depthwise3x3_applicable(p))
     return "compiled kiln.FusedConvDepthwise needs a depthwise 3x3 with pads 1 and stride 1 or 2, a multiple of 8 "
            "expanded channels and at most 512 input channels";
@@ -159,8 +166,8 @@ namespace {
 void emit_conv_depthwise(EmitContext& ctx, const ir::Node& node) {
   kiln::rt::ExpandDepthwiseParams p{};
   conv_depthwise_params(node, p);
-  ctx.line(fmt::format("const kiln::rt::ExpandDepthwiseParams p{{{}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C, p.H,
-                       p.W, p.M, p.stride, p.OH, p.OW));
+  ctx.line(fmt::format("const kiln::rt::ExpandDepthwiseParams p{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}};", p.N, p.C,
+                       p.H, p.W, p.M, p.stride, p.OH, p.OW, p.x_nchw16c, p.y_nchw16c));
   const std::string act1 = store_activation_expr(node, "expand_activation");
   const std::string act2 = store_activation_expr(node, "activation");
   if (conv_depthwise_packs_weights(node, 1)) {
@@ -244,10 +251,11 @@ void register_fused_emitters(EmitterRegistry& r) {
                                   .dynamic_shapes = true,
                                   .packs_input = conv2d_packs_weights,
                                   .batch_items = every_item});
-  r.add("kiln.FusedConvDepthwise", Emitter{.emit = emit_conv_depthwise,
-                                           .unsupported = unsupported_conv_depthwise,
-                                           .packs_input = conv_depthwise_packs_weights,
-                                           .batch_items = every_item});
+  for (const char* op : {"kiln.FusedConvDepthwise", "kiln.FusedConvDepthwiseNchwc"})
+    r.add(op, Emitter{.emit = emit_conv_depthwise,
+                      .unsupported = unsupported_conv_depthwise,
+                      .packs_input = conv_depthwise_packs_weights,
+                      .batch_items = every_item});
   r.add("kiln.FusedDepthwiseConv",
         Emitter{.emit = emit_depthwise_conv, .unsupported = unsupported_depthwise_conv, .batch_items = every_item});
   r.add("kiln.FusedGemm", Emitter{.emit = emit_fused_gemm,

@@ -39,13 +39,17 @@ void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t 
 // An expand 1x1 convolution followed by a depthwise 3x3 (MobileNetV2's inverted-residual
 // block): x is N x C x H x W, the 1x1's result (N x M x H x W, never stored whole) is the
 // depthwise's input, padded by 1 on every side, at stride 1 or 2; y is N x M x OH x OW.
+// x_nchw16c, y_nchw16c: x, or y, is stored channel-blocked as kiln.ToNchwc makes it
+// ([N, C / 16, H, W, 16], conv_nchwc.h), so that the blocked 1x1 convolutions around the node
+// (the block's projection, the previous block's) read and write it without a reorder.
 struct ExpandDepthwiseParams {
   int64_t N, C, H, W, M, stride, OH, OW;
+  bool x_nchw16c = false, y_nchw16c = false;
 };
 
 // Whether expand_depthwise3x3_f32 handles p (a property of the shape only): M a multiple of 8,
 // C at most 512, stride 1 or 2, OH = (H - 1) / stride + 1 and OW likewise, and an expanded row
-// short enough for its band buffer.
+// short enough for its band buffer; C a multiple of 16 where x is blocked, M where y is.
 bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept;
 
 // Whether fusing pays, measured in MobileNetV2 against the two convolutions apart (one
