@@ -338,6 +338,39 @@ def make_mobilenet_head():
     return m, [x], ref
 
 
+@model("mobilenet_tail",
+       "MobileNetV2's small-plane blocks, input [1,32,9,7] (63 positions, where kiln does not fuse "
+       "the expand with the depthwise): 1x1 expand Conv+BatchNorm+ReLU6 (32 -> 96), depthwise 3x3 "
+       "Conv+BatchNorm+ReLU6, 1x1 project to 32 and residual Add; then 32 -> 64, depthwise stride 2, "
+       "project to 48 (kiln runs both depthwise convolutions on channel-blocked tensors between the "
+       "blocked 1x1s: kiln.DepthwiseConvNchwc)",
+       "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
+def make_mobilenet_tail():
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, mid, cout, stride):
+            super().__init__()
+            self.body = nn.Sequential(conv_bn(cin, mid, 1), conv_bn(mid, mid, 3, stride=stride, groups=mid),
+                                      conv_bn(mid, cout, 1, relu6=False))
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.body(x)
+            return x + y if self.residual else y
+
+    torch.manual_seed(0)
+    net = nn.Sequential(Block(32, 96, 32, 1), Block(32, 64, 48, 2))
+    reinit_weights(net)
+    randomize_batchnorm(net, seed=7)
+    x = rng(8).standard_normal((1, 32, 9, 7)).astype(np.float32)
+    m, ref = export_torch(net, [x], opset=13)
+    hist = op_histogram(m)
+    assert hist["Conv"] == 6 and hist["Clip"] == 4 and hist["Add"] == 1, hist
+    return m, [x], ref
+
+
 @model("ops_mix",
        "hand-built graph with three inputs (A [2,3,4,5] f32, B [5,6] f32, "
        "idx [4] i64) and three outputs; see the node list below",

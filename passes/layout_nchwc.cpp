@@ -12,7 +12,8 @@
 // stay blocked from one bottleneck to the next; the stride-1 3x3 convolutions between stay NCHW
 // (a reorder before and after each). A kiln.FusedConvDepthwise (MobileNetV2's expand and
 // depthwise) between blocked convolutions becomes a kiln.FusedConvDepthwiseNchwc that reads and
-// writes the blocked values itself (block_conv_depthwise).
+// writes the blocked values itself (block_conv_depthwise); a depthwise 3x3 alone between them
+// (MobileNetV2's 7 x 7 blocks, where the expand is not fused) a kiln.DepthwiseConvNchwc.
 //
 // Why: in NCHW a 1x1 convolution is a GEMM whose input is packed on every run and whose tiles
 // write rows H * W apart; blocked, the kernel reads the input and writes the output and residual
@@ -82,6 +83,16 @@ bool converts(const ir::Graph& graph, const ir::Node& n) {
   return true;
 }
 
+// Whether `n` is a depthwise 3x3 that the blocked depthwise kernel runs (kiln.DepthwiseConvNchwc),
+// with constant weights (and bias) and static shapes.
+bool depthwise_converts(const ir::Node& n) {
+  if (n.op() != "Conv" && n.op() != "kiln.FusedConv") return false;
+  const ir::Value *x = n.input(0), *w = n.input(1), *b = n.input(2), *y = n.output(0);
+  if (!blockable(x) || !blockable(y) || !x->shape().is_static() || !w->shape().is_static()) return false;
+  if (!w->is_constant() || w->dtype() != ir::DType::F32 || (b && !b->is_constant())) return false;
+  return ir::nchwc_depthwise_params(n, x->shape().values(), w->shape().values()).has_value();
+}
+
 // Whether `n` is a MaxPool that can pool a blocked input (kiln.MaxPoolNchwc): f32, 2-D, 16-channel
 // blocks, its Y alone.
 bool pool_converts(const ir::Node& n) {
@@ -149,7 +160,7 @@ bool block_conv_depthwise(ir::Graph& graph, ir::Node& n) {
 void layout_nchwc(ir::Graph& graph) {
   std::vector<ir::Node*> candidates;
   for (const auto& n : graph.nodes())
-    if (converts(graph, *n) || pool_converts(*n)) candidates.push_back(n.get());
+    if (converts(graph, *n) || pool_converts(*n) || depthwise_converts(*n)) candidates.push_back(n.get());
   Blocked blocked{graph, {}};
   for (ir::Node* n : candidates) {
     ir::Value* y = n->output(0);
@@ -161,6 +172,15 @@ void layout_nchwc(ir::Graph& graph) {
       if (it == blocked.of.end()) continue;
       inputs = {it->second};
       op = "kiln.MaxPoolNchwc";
+    } else if (depthwise_converts(*n)) {
+      // Only between blocked values: its input blocked already and every reader of its result
+      // taking it blocked (MobileNetV2's 7 x 7 blocks); elsewhere the two reorders cost what
+      // the kernel saves.
+      auto it = blocked.of.find(n->input(0));
+      if (it == blocked.of.end() || !read_blocked(graph, y)) continue;
+      inputs = {it->second, n->input(1), n->input(2)};
+      while (!inputs.back()) inputs.pop_back();
+      op = "kiln.DepthwiseConvNchwc";
     } else {
       if (reads_plain(*n) && !read_blocked(graph, y)) continue;
       inputs = {reads_plain(*n) ? n->input(0) : blocked.get(n->input(0)), n->input(1), n->input(2),

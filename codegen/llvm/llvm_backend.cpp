@@ -573,6 +573,15 @@ std::vector<llvm::Value*> store_activation_args(Lowerer& l, const ir::Node& node
   return {l.i32(static_cast<int32_t>(a.kind)), l.f32(a.lo), l.f32(a.hi)};
 }
 
+void lower_depthwise_nchwc(Lowerer& l, const ir::Node& node) {
+  const kiln::rt::Conv2dParams p = *cpp::nchwc_depthwise_params(node);
+  std::vector<llvm::Value*> args = {l.i64_array(cpp::conv_fields(p)), l.in(node, 0), l.in(node, 1), l.in(node, 2)};
+  const std::vector<llvm::Value*> act = store_activation_args(l, node, "activation");
+  args.insert(args.end(), act.begin(), act.end());
+  args.insert(args.end(), {l.out(node, 0), l.pool()});
+  l.call("kiln_abi_depthwise3x3_nchw16c_f32", args);
+}
+
 std::string unsupported_conv_depthwise(const ir::Node& node) {
   kiln::rt::ExpandDepthwiseParams p{};
   return cpp::conv_depthwise_params(node, p);
@@ -724,6 +733,7 @@ const std::map<std::string, OpLowering, std::less<>>& lowerings() {
         {"kiln.FromNchwc", {f32_only, [](Lowerer& l, const ir::Node& n) { lower_reorder(l, n, false); }}},
         {"kiln.ConvNchwc", {unsupported_conv_nchwc, lower_conv_nchwc}},
         {"kiln.MaxPoolNchwc", {unsupported_maxpool_nchwc, lower_maxpool_nchwc}},
+        {"kiln.DepthwiseConvNchwc", {cpp::unsupported_depthwise, lower_depthwise_nchwc}},
         {"Conv", {unsupported_conv2d, lower_conv2d}},
         {"kiln.FusedConv", {unsupported_conv2d, lower_conv2d}},
         {"GlobalAveragePool", {unsupported_global_avg, lower_global_avg}},

@@ -2,11 +2,13 @@
 // A blocked tensor is an NCHW one with C a multiple of 16 stored as [N, C / 16, H, W, 16]: the 16
 // channels of a block contiguous at each position (NCHW16c). kiln.ToNchwc and kiln.FromNchwc
 // convert; kiln.MaxPoolNchwc is MaxPool on blocked X and Y; kiln.ConvNchwc is a kiln.FusedConv whose X (or, for a stem's few channels, plain
-// NCHW X), Z and Y are blocked; kiln.FusedConvDepthwiseNchwc is a kiln.FusedConvDepthwise whose
+// NCHW X), Z and Y are blocked (kiln.DepthwiseConvNchwc: one of a depthwise 3x3, for its own
+// kernel); kiln.FusedConvDepthwiseNchwc is a kiln.FusedConvDepthwise whose
 // Y (and X, where of rank 5) is blocked. Their semantics are the plain ops' through the registry
 // (no math is written twice).
 #include "ir/ops/blocked.h"
 
+#include "ir/ops/conv.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
 #include "ir/ops/window.h"
@@ -179,6 +181,16 @@ std::optional<rt::ConvNchwcParams> nchwc_conv_params(const Node& node, const std
   return p;
 }
 
+std::optional<rt::Conv2dParams> nchwc_depthwise_params(const Node& node, const std::vector<int64_t>& x,
+                                                       const std::vector<int64_t>& w) {
+  if (x.size() != 4 || w.size() != 4 || node.has_input(3)) return std::nullopt;
+  if (node.op() != "Conv" && !store_activation(fused_activation(node))) return std::nullopt;
+  const rt::Conv2dParams p =
+      conv2d_params(x, w, node.i("group"), resolve_window(node, {x[2], x[3]}, {w[2], w[3]}));
+  if (!rt::depthwise3x3_nchw16c_applicable(p)) return std::nullopt;
+  return p;
+}
+
 void register_blocked_ops(Registry& r) {
   r.add(OpDef{
       .name = "kiln.ToNchwc",
@@ -202,6 +214,16 @@ void register_blocked_ops(Registry& r) {
       .name = "kiln.ConvNchwc",
       .summary = "kiln.FusedConv with X (or X plain NCHW, of rank 4), Z and Y blocked as kiln.ToNchwc makes them (W "
                  "and B as the FusedConv's)",
+      .inputs = fused->inputs,
+      .outputs = {"Y"},
+      .attrs = fused->attrs,
+      .infer = infer_conv_nchwc,
+      .eval = eval_conv_nchwc,
+      .cost = conv_nchwc_cost,
+  });
+  r.add(OpDef{
+      .name = "kiln.DepthwiseConvNchwc",
+      .summary = "kiln.ConvNchwc of a depthwise 3x3 (group = C = M, no Z): X and Y blocked as kiln.ToNchwc makes them",
       .inputs = fused->inputs,
       .outputs = {"Y"},
       .attrs = fused->attrs,

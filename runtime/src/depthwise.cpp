@@ -321,6 +321,25 @@ void store_band_nchw16c(const float* out, int64_t n, float* yb, int64_t t0) {
   for (int64_t t = 0; t < n; ++t) std::memcpy(yb + (t0 + t) * 2 * kLanes, out + t * kLanes, kLanes * sizeof(float));
 }
 
+// fill_band from half a block of an NCHW16c tensor (pixel (ih, iw)'s 8 channels at
+// xb + (ih * W + iw) * 16): the same zero-padded rows, each pixel a copy.
+void fill_band_nchw16c(const Conv2dParams& p, const float* xb, int64_t pr0, int64_t rows, int64_t wp, float* in) {
+  const int64_t wv = p.W < wp - p.pad_left ? p.W : wp - p.pad_left;  // input columns stored
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ih = pr0 + r - p.pad_top;
+    float* d = in + r * wp * kLanes;
+    if (ih < 0 || ih >= p.H) {
+      std::fill(d, d + wp * kLanes, 0.f);
+      continue;
+    }
+    std::fill(d, d + p.pad_left * kLanes, 0.f);
+    const float* src = xb + ih * p.W * 2 * kLanes;
+    for (int64_t iw = 0; iw < wv; ++iw)
+      std::memcpy(d + (p.pad_left + iw) * kLanes, src + iw * 2 * kLanes, kLanes * sizeof(float));
+    std::fill(d + (p.pad_left + wv) * kLanes, d + wp * kLanes, 0.f);
+  }
+}
+
 #if KILN_X86_KERNELS
 
 // Pixels [q, q + P) of the run (channel 0's at xq, channels hw apart) of G groups into their
@@ -651,6 +670,47 @@ void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t 
 #else
   (void)p, (void)n, (void)c0, (void)oh_begin, (void)oh_end, (void)x, (void)w, (void)bias, (void)y, (void)epilogue;
 #endif
+}
+
+bool depthwise3x3_nchw16c_applicable(const Conv2dParams& p) noexcept {
+  return p.N > 0 && p.C > 0 && p.C % 16 == 0 && p.group == p.C && p.M == p.C && p.KH == 3 && p.KW == 3 &&
+         p.dil_h == 1 && p.dil_w == 1 && p.stride_h == p.stride_w && (p.stride_h == 1 || p.stride_h == 2) &&
+         p.pad_top >= 0 && p.pad_top <= 2 && p.pad_left >= 0 && p.pad_left <= 2 && p.H > 0 && p.W > 0 && p.OH > 0 &&
+         p.OW > 0 && band_rows(p) > 0;
+}
+
+void depthwise3x3_nchw16c_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                              const StoreActivation& act, float* y, ThreadPool* pool) noexcept {
+  // Units: (image, group of 8 channels, band of output rows), each filling its band afresh.
+  const int64_t groups = p.C / kLanes, band = band_rows(p), bands = (p.OH + band - 1) / band;
+  const bool avx2 = cpu_has_avx2_fma();
+  parallel_for(pool, p.N * groups * bands, [&, groups, band, bands, avx2](int64_t u0, int64_t u1) {
+    (void)avx2;  // without x86 kernels, the plain loops only
+    alignas(32) float buf[kBandFloats];
+    const int64_t wp = padded_width(p);
+    float* in = buf;
+    float* out = buf + ((band - 1) * p.stride_h + 3) * wp * kLanes;
+    float wt[9 * kLanes], bv[kLanes];
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / (groups * bands), g = u / bands % groups, oh0 = u % bands * band;
+      const int64_t rows = std::min(band, p.OH - oh0), c = g * kLanes;
+      for (int64_t k = 0; k < kLanes; ++k) {
+        for (int64_t t = 0; t < 9; ++t) wt[t * kLanes + k] = w[(c + k) * 9 + t];
+        bv[k] = bias ? bias[c + k] : 0.f;
+      }
+      const int64_t block = (n * p.C + c / 16 * 16), lane = c % 16;
+      fill_band_nchw16c(p, x + block * p.H * p.W + lane, oh0 * p.stride_h, (rows - 1) * p.stride_h + 3, wp, in);
+#if KILN_X86_KERNELS
+      if (avx2 && p.stride_h == 1)
+        compute_band<1>(p, in, rows, wp, wt, bv, act, out);
+      else if (avx2)
+        compute_band<2>(p, in, rows, wp, wt, bv, act, out);
+      else
+#endif
+        compute_band_plain(p, in, rows, wp, wt, bv, act, out);
+      store_band_nchw16c(out, rows * p.OW, y + block * p.OH * p.OW + lane, oh0 * p.OW);
+    }
+  });
 }
 
 bool expand_depthwise3x3_applicable(const ExpandDepthwiseParams& p) noexcept {

@@ -98,6 +98,13 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
   kiln::rt::conv2d_f32_prepacked(conv2d_params(p), x, w, w_packed != 0, bias, y, scratch, ep, pool_of(pool));
 }
 
+void kiln_abi_depthwise3x3_nchw16c_f32(const int64_t* p, const float* x, const float* w, const float* bias,
+                                       int32_t act, float lo, float hi, float* y, void* pool) {
+  const kiln::rt::Conv2dParams params{p[0], p[1], p[2],  p[3],  p[4],  p[5],  p[6],  p[7],
+                                      p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]};
+  kiln::rt::depthwise3x3_nchw16c_f32(params, x, w, bias, store_activation(act, lo, hi), y, pool_of(pool));
+}
+
 void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x, const float* packed,
                                                 int32_t act1, float lo1, float hi1, int32_t act2, float lo2,
                                                 float hi2, float* y, void* pool) {

@@ -5,8 +5,8 @@
   (models/*/model.onnx with expected_0.npy): where the LLVM backend compiles the model, its
   executable's outputs are bit-identical to the C++ backend's and within 1e-4 of the stored
   reference; where it lacks an op, kiln fails with one message naming each node, a non-zero
-  exit and no output directory. The CNN and models/cnn, mlp, inverted_residual, mobilenet_head
-  and transformer must compile.
+  exit and no output directory. The CNN and models/cnn, mlp, inverted_residual, mobilenet_head,
+  mobilenet_tail and transformer must compile.
 - --emit obj and lib: run_library.c links NAME.o with libkiln_rt.a, and libNAME.a, with the
   system's C compiler, and gives the executable's outputs.
 - --target aarch64-linux-gnu: the CNN's LLVM object is an AArch64 ELF file, its executable and
@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cross_target as ct  # noqa: E402  (shared helpers: check, run, within, the CNN)
 
 HOST, CROSS = "x86_64-linux-gnu", "aarch64-linux-gnu"
-MUST_COMPILE = {"resnet_block", "cnn", "mlp", "inverted_residual", "mobilenet_head", "transformer"}
+MUST_COMPILE = {"resnet_block", "cnn", "mlp", "inverted_residual", "mobilenet_head", "mobilenet_tail", "transformer"}
 LINKED = {"resnet_block", "mlp"}  # also linked from run_library.c
 check, run = ct.check, ct.run
 

@@ -177,6 +177,7 @@ TEST_CASE("conv_nchwc_f32 takes the NEON tile on ARM64 and the plain loops under
 #else
   CHECK_FALSE(conv_nchwc_isa_supported(NchwcIsa::neon));
   CHECK(std::string(conv_nchwc_isa_name(NchwcIsa::neon)) == conv_nchwc_isa_name(NchwcIsa::automatic));
+  if (portable) CHECK(std::string(conv_nchwc_isa_name(NchwcIsa::automatic)) == "portable");
 #endif
 }
 

@@ -34,10 +34,11 @@ std::vector<float> pointwise_ref(int64_t N, int64_t C, int64_t hw, int64_t M, co
   return y;
 }
 
-// A depthwise 3x3 (pads 1) of N images of C x H x W into OH x OW planes: plain loops.
+// A depthwise 3x3 (pads `pad` at the top and left) of N images of C x H x W into OH x OW
+// planes: plain loops.
 std::vector<float> depthwise_ref(int64_t N, int64_t C, int64_t H, int64_t W, int64_t stride, int64_t OH, int64_t OW,
                                  const std::vector<float>& x, const std::vector<float>& w, const float* b,
-                                 const StoreActivation& a) {
+                                 const StoreActivation& a, int64_t pad = 1) {
   std::vector<float> y(size_t(N * C * OH * OW));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
@@ -46,7 +47,7 @@ std::vector<float> depthwise_ref(int64_t N, int64_t C, int64_t H, int64_t W, int
           double s = b ? b[c] : 0.0;
           for (int64_t kh = 0; kh < 3; ++kh)
             for (int64_t kw = 0; kw < 3; ++kw) {
-              const int64_t ih = oh * stride - 1 + kh, iw = ow * stride - 1 + kw;
+              const int64_t ih = oh * stride - pad + kh, iw = ow * stride - pad + kw;
               if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                 s += double(w[c * 9 + kh * 3 + kw]) * x[((n * C + c) * H + ih) * W + iw];
             }
@@ -175,6 +176,54 @@ DepthwisePointwiseParams make_dp(int64_t N, int64_t C, int64_t H, int64_t W, int
 }
 
 }  // namespace
+
+TEST_CASE("depthwise 3x3 on NCHW16c tensors matches the plain convolution") {
+  // MobileNetV2's 7 x 7 (960 channels, smaller), odd planes, strides 1 and 2, pads 0 to 2,
+  // planes of several bands (units a band each), batches, 1 and 2 threads, every activation,
+  // bias absent.
+  struct Case {
+    int64_t N, C, H, W, stride, pad;
+  };
+  const Case cases[] = {{1, 96, 7, 7, 1, 1},   {2, 32, 9, 11, 2, 1},  {1, 16, 5, 6, 1, 0},  {1, 16, 8, 5, 2, 2},
+                        {1, 16, 60, 130, 1, 1}, {1, 48, 41, 90, 2, 1}, {1, 16, 1, 1, 1, 1},  {1, 16, 2, 3, 2, 0}};
+  const StoreActivation acts[] = {StoreActivation{StoreActivation::kClamp, 0.f, 6.f},
+                                  StoreActivation{StoreActivation::kRelu}, StoreActivation{}};
+  ThreadPool pool(2);
+  uint32_t seed = 300;
+  int k = 0;
+  for (const Case& c : cases) {
+    const int64_t OH = (c.H + 2 * c.pad - 3) / c.stride + 1, OW = (c.W + 2 * c.pad - 3) / c.stride + 1;
+    const Conv2dParams p{c.N, c.C, c.H, c.W, c.C, 3, 3, OH, OW, c.stride, c.stride, c.pad, c.pad, 1, 1, c.C};
+    REQUIRE(depthwise3x3_nchw16c_applicable(p));
+    const std::vector<float> x = random_floats(size_t(c.N * c.C * c.H * c.W), seed);
+    const std::vector<float> w = random_floats(size_t(c.C * 9), seed + 1);
+    const std::vector<float> b = random_floats(size_t(c.C), seed + 2);
+    const StoreActivation& a = acts[k % 3];
+    const float* bp = k % 4 == 3 ? nullptr : b.data();
+    const std::vector<float> r = depthwise_ref(c.N, c.C, c.H, c.W, c.stride, OH, OW, x, w, bp, a, c.pad);
+    const std::vector<float> xb = reorder16(x, c.N, c.C, c.H * c.W, true);
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> yb(r.size(), -7.f);
+      depthwise3x3_nchw16c_f32(p, xb.data(), w.data(), bp, a, yb.data(), tp);
+      INFO("C=" << c.C << " H=" << c.H << " W=" << c.W << " stride=" << c.stride << " pad=" << c.pad
+                << " threads=" << (tp ? 2 : 1));
+      CHECK(max_rel_diff(reorder16(yb, c.N, c.C, OH * OW, false), r) < 1e-5);
+    }
+    seed += 5;
+    ++k;
+  }
+  auto params = [](int64_t C, int64_t M, int64_t group, int64_t K, int64_t stride_w, int64_t pad, int64_t W) {
+    const int64_t OW = (W + 2 * pad - K) / stride_w + 1;
+    return Conv2dParams{1, C, 8, W, M, K, K, (8 + 2 * pad - K) / 1 + 1, OW, 1, stride_w, pad, pad, 1, 1, group};
+  };
+  CHECK(depthwise3x3_nchw16c_applicable(params(32, 32, 32, 3, 1, 1, 8)));
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(24, 24, 24, 3, 1, 1, 8)));    // not whole blocks
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(32, 32, 1, 3, 1, 1, 8)));     // not depthwise
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(32, 32, 32, 5, 1, 2, 8)));    // 5x5
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(32, 32, 32, 3, 2, 1, 8)));    // strides differ
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(32, 32, 32, 3, 1, 3, 8)));    // pads of 3
+  CHECK_FALSE(depthwise3x3_nchw16c_applicable(params(32, 32, 32, 3, 1, 1, 4000))); // too wide for a band
+}
 
 TEST_CASE("depthwise 3x3 + 1x1 fused chunk by chunk matches the two convolutions") {
   // MobileNetV2's first block (smaller and whole), odd and tiny planes, strides 1 and 2, several

@@ -8,6 +8,7 @@
 #include "ir/ops/blocked.h"
 #include "ir/ops/fused.h"
 #include "ir/symbolic_params.h"
+#include "kiln/rt/depthwise.h"
 #include "kiln/rt/gemm_bf16.h"
 
 namespace kiln::codegen::cpp {
@@ -96,6 +97,33 @@ void emit_conv(EmitContext& ctx, const ir::Node& node) {
 
 }  // namespace
 
+std::optional<kiln::rt::Conv2dParams> nchwc_depthwise_params(const ir::Node& node) {
+  if (!node.input(0)->shape().is_static() || !node.input(1)->shape().is_static()) return std::nullopt;
+  return ir::nchwc_depthwise_params(node, unblocked_dims(node.input(0)), dims_of(node.input(1)));
+}
+
+std::string unsupported_depthwise(const ir::Node& node) {
+  if (std::string r = require_f32(node); !r.empty()) return r;
+  if (!is_f32_constant(node.input(1)) || (node.has_input(2) && !is_f32_constant(node.input(2))))
+    return "compiled kiln.DepthwiseConvNchwc needs constant f32 weights and bias";
+  if (!nchwc_depthwise_params(node))
+    return "compiled kiln.DepthwiseConvNchwc runs depthwise 3x3 convolutions of static shape on blocks of 16 "
+           "channels, stride 1 or 2, pads up to 2, no residual, with the activations none, Relu or Clip";
+  return "";
+}
+
+namespace {
+
+void emit_depthwise(EmitContext& ctx, const ir::Node& node) {
+  const kiln::rt::Conv2dParams p = *nchwc_depthwise_params(node);
+  ctx.line(fmt::format("const kiln::rt::Conv2dParams p{{{}}};", fmt::join(conv_fields(p), ", ")));
+  ctx.line(fmt::format("kiln::rt::depthwise3x3_nchw16c_f32(p, {}, {}, {}, {}, {}, pool);", ctx.in(node, 0),
+                       ctx.in(node, 1), node.has_input(2) ? ctx.in(node, 2) : "nullptr", store_activation_expr(node),
+                       ctx.out(node, 0)));
+}
+
+}  // namespace
+
 std::optional<kiln::rt::ConvNchwcParams> nchwc_conv_params(const ir::Node& node) { return params_of(node); }
 std::vector<int64_t> nchwc_pool_fields(const ir::Node& node) { return pool_fields(node, {}); }
 
@@ -150,6 +178,8 @@ void register_blocked_emitters(EmitterRegistry& r) {
                                   .dynamic_shapes = true,
                                   .packs_input = packs_weights,
                                   .batch_items = every_item});
+  r.add("kiln.DepthwiseConvNchwc",
+        Emitter{.emit = emit_depthwise, .unsupported = unsupported_depthwise, .batch_items = every_item});
   r.add("kiln.MaxPoolNchwc", Emitter{.emit = emit_maxpool,
                                      .unsupported = unsupported_maxpool,
                                      .dynamic_shapes = true,

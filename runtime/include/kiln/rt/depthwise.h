@@ -36,6 +36,18 @@ void depthwise3x3_c8_rows(const Conv2dParams& p, int64_t n, int64_t c0, int64_t 
                           const float* x, const float* w, const float* bias, float* y,
                           const Epilogue& epilogue) noexcept;
 
+// A depthwise 3x3 (group == C == M) on NCHW16c tensors as kiln.ToNchwc makes them
+// ([N, C / 16, H, W, 16], conv_nchwc.h): y = act(conv(x, w) + bias), w C x 1 x 3 x 3, bias C
+// floats or nullptr. For a depthwise between blocked 1x1s (MobileNetV2's 7 x 7 blocks), so that
+// no reorder surrounds it: the band kernels of depthwise3x3_c8, whose interleaved bands are 8
+// lanes of a block already (a copy, not a transpose, in and out).
+// Applicable: C a multiple of 16, 3x3, dilation 1, the same stride 1 or 2 on both axes, pads
+// at the top and left in [0, 2], a plane narrow enough for the band buffer. Any CPU (AVX2 and
+// FMA checked at run time; plain loops elsewhere).
+bool depthwise3x3_nchw16c_applicable(const Conv2dParams& p) noexcept;
+void depthwise3x3_nchw16c_f32(const Conv2dParams& p, const float* x, const float* w, const float* bias,
+                              const StoreActivation& act, float* y, ThreadPool* pool) noexcept;
+
 // An expand 1x1 convolution followed by a depthwise 3x3 (MobileNetV2's inverted-residual
 // block): x is N x C x H x W, the 1x1's result (N x M x H x W, never stored whole) is the
 // depthwise's input, padded by 1 on every side, at stride 1 or 2; y is N x M x OH x OW.

@@ -37,6 +37,9 @@ void kiln_abi_conv2d_f32_prepacked(const int64_t* p, const float* x, const float
                                    void (*ep_fn)(const void*, float*, int64_t, int64_t), const void* ep_ctx,
                                    int32_t ep_is_clamp, float ep_lo, float ep_hi, const float* ep_residual,
                                    int32_t ep_is_relu, void* pool);
+// p: Conv2dParams (16 fields); act as a StoreActivation's kind, lo, hi.
+void kiln_abi_depthwise3x3_nchw16c_f32(const int64_t* p, const float* x, const float* w, const float* bias,
+                                       int32_t act, float lo, float hi, float* y, void* pool);
 // p: ExpandDepthwiseParams (10 fields, x_nchw16c and y_nchw16c 0 or 1); each activation as a StoreActivation's kind, lo, hi.
 void kiln_abi_expand_depthwise3x3_f32_prepacked(const int64_t* p, const float* x, const float* packed,
                                                 int32_t act1, float lo1, float hi1, int32_t act2, float lo2,
