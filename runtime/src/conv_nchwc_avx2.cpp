@@ -175,6 +175,53 @@ KILN_AVX2_FMA void rgb_taps_avx2(const float* const* xp, int64_t rows, int64_t n
       : KILN_AVX2_CLOBBERS);
 }
 
+// rgb_taps_avx2 where the positions are a fixed SW floats apart (a stem's stride: 1, 2 or 4),
+// which they always are within a tap: one pointer, position p's value at SW * 4 * p bytes from
+// it as the broadcast's displacement. A tap then advances one register, not six: the six adds
+// shared the FMA ports (ResNet-50's stem alone: 3.11 -> 2.97 ms, 81% -> 84% of the AVX2 peak).
+#define KILN_AVX2_FMA_DISP(p, a0, a1, b, post)                        \
+  ".if " #p " < %c[P]\n\t"                                             \
+  "vbroadcastss " #p "*%c[sb](%[x]" post ", %%ymm" #b "\n\t"         \
+  "vfmadd231ps %%ymm12, %%ymm" #b ", %%ymm" #a0 "\n\t"               \
+  "vfmadd231ps %%ymm13, %%ymm" #b ", %%ymm" #a1 "\n\t"               \
+  ".endif\n\t"
+#define KILN_AVX2_FMA_DISP_ALL(post)                                                                    \
+  KILN_AVX2_FMA_DISP(0, 0, 1, 14, post) KILN_AVX2_FMA_DISP(1, 2, 3, 15, post)                           \
+  KILN_AVX2_FMA_DISP(2, 4, 5, 14, post) KILN_AVX2_FMA_DISP(3, 6, 7, 15, post)                           \
+  KILN_AVX2_FMA_DISP(4, 8, 9, 14, post) KILN_AVX2_FMA_DISP(5, 10, 11, 15, post)
+
+template <int P, int SW>
+KILN_AVX2_FMA void rgb_taps_strided_avx2(const float* x0, int64_t rows, int64_t n, int64_t kw, int64_t row_bytes,
+                                         int64_t plane_bytes, const float* w, float* acc) {
+  const char* x = reinterpret_cast<const char*>(x0);
+  const int64_t x_skip = row_bytes - 4 * n, w_skip = (kw - n) * 48 * 4;
+  int64_t left;
+  asm volatile(
+      KILN_AVX2_ACC_IN
+      "2:\n\t"
+      "mov %[n], %[left]\n\t"
+      "1:\n\t"
+      KILN_AVX2_WEIGHTS("0")
+      KILN_AVX2_FMA_DISP_ALL(")")
+      KILN_AVX2_WEIGHTS("64")
+      KILN_AVX2_FMA_DISP_ALL(",%[cs],1)")
+      KILN_AVX2_WEIGHTS("128")
+      KILN_AVX2_FMA_DISP_ALL(",%[cs],2)")
+      "add $192, %[w]\n\t"
+      "add $4, %[x]\n\t"
+      "dec %[left]\n\t"
+      "jnz 1b\n\t"
+      "add %[x_skip], %[x]\n\t"
+      "add %[w_skip], %[w]\n\t"
+      "dec %[rows]\n\t"
+      "jnz 2b\n\t"
+      KILN_AVX2_ACC_OUT
+      : [x] "+r"(x), [w] "+r"(w), [rows] "+r"(rows), [left] "=&r"(left)
+      : [n] "r"(n), [cs] "r"(plane_bytes), [x_skip] "m"(x_skip), [w_skip] "m"(w_skip), [acc] "r"(acc), [P] "i"(P),
+        [sb] "i"(SW * 4)
+      : KILN_AVX2_CLOBBERS);
+}
+
 using Run = void (*)(const float* const* xp, int64_t n, int64_t stride_bytes, const float* w, float* acc);
 
 // The runs for 1 to 6 positions: a tap whose leftmost or rightmost positions fall in the
@@ -205,6 +252,18 @@ using RgbRun = void (*)(const float* const* xp, int64_t rows, int64_t n, int64_t
                        int64_t plane_bytes, const float* w, float* acc);
 constexpr RgbRun rgb_taps_avx2_runs[kMaxP] = {rgb_taps_avx2<1>, rgb_taps_avx2<2>, rgb_taps_avx2<3>,
                                                rgb_taps_avx2<4>, rgb_taps_avx2<5>, rgb_taps_avx2<6>};
+using RgbStridedRun = void (*)(const float* x0, int64_t rows, int64_t n, int64_t kw, int64_t row_bytes,
+                               int64_t plane_bytes, const float* w, float* acc);
+template <int SW>
+constexpr RgbStridedRun rgb_taps_strided_runs[kMaxP] = {
+    rgb_taps_strided_avx2<1, SW>, rgb_taps_strided_avx2<2, SW>, rgb_taps_strided_avx2<3, SW>,
+    rgb_taps_strided_avx2<4, SW>, rgb_taps_strided_avx2<5, SW>, rgb_taps_strided_avx2<6, SW>};
+
+// The strided runs for the stem's stride, or nullptr.
+inline const RgbStridedRun* rgb_strided_runs(int64_t sw) {
+  return sw == 2 ? rgb_taps_strided_runs<2> : sw == 1 ? rgb_taps_strided_runs<1> : sw == 4 ? rgb_taps_strided_runs<4>
+                                                                                             : nullptr;
+}
 
 // A stem's taps (plain input, three channels): the kernel's columns in runs whose valid
 // positions are the same, each run over all the rows inside the image in one call.
@@ -222,10 +281,14 @@ KILN_AVX2_FMA void rgb_tile_avx2(const Tile& t, float* acc) {
       if (l != lo || h != hi) break;
     }
     if (lo < hi) {
-      const float* xp[kMaxP];
-      for (int p = lo; p < hi; ++p) xp[p - lo] = row + t.iw0 + kw + p * t.sw;
-      rgb_taps_avx2_runs[hi - lo - 1](xp, kh1 - kh0, run, t.KW, t.W * 4, t.x_block * 4,
-                                      t.w + (kh0 * t.KW + kw) * 3 * kB, acc + lo * kB);
+      const float* wt = t.w + (kh0 * t.KW + kw) * 3 * kB;
+      if (const RgbStridedRun* runs = rgb_strided_runs(t.sw)) {
+        runs[hi - lo - 1](row + t.iw0 + kw + lo * t.sw, kh1 - kh0, run, t.KW, t.W * 4, t.x_block * 4, wt, acc + lo * kB);
+      } else {
+        const float* xp[kMaxP];
+        for (int p = lo; p < hi; ++p) xp[p - lo] = row + t.iw0 + kw + p * t.sw;
+        rgb_taps_avx2_runs[hi - lo - 1](xp, kh1 - kh0, run, t.KW, t.W * 4, t.x_block * 4, wt, acc + lo * kB);
+      }
     }
     kw += run;
   }

@@ -138,9 +138,11 @@ TEST_CASE("conv_nchwc_f32 reads plain NCHW input of any channel count (stems): 7
     int64_t N, C, H, W, M, k, s, pad;
   };
   // ResNet's stem (7x7, stride 2, pad 3) and MobileNetV2's (3x3, stride 2, pad 1) on small odd
-  // images, 1 to 4 output blocks (the 4-block group and its tails), a 1x1 over 5 channels.
+  // images, 1 to 4 output blocks (the 4-block group and its tails), a 1x1 over 5 channels; three
+  // channels at strides 1, 3 (no fixed-stride tap kernel) and 4 (a patchify stem, 4x4).
   const Case cases[] = {{1, 3, 23, 19, 64, 7, 2, 3}, {2, 3, 15, 17, 32, 3, 2, 1}, {1, 1, 9, 9, 48, 3, 1, 1},
-                        {1, 5, 6, 7, 16, 1, 1, 0}};
+                        {1, 5, 6, 7, 16, 1, 1, 0},   {1, 3, 11, 13, 16, 3, 1, 1}, {1, 3, 20, 22, 16, 3, 3, 1},
+                        {1, 3, 33, 35, 32, 4, 4, 0}};
   for (const Case& c : cases) {
     const int64_t OH = (c.H + 2 * c.pad - c.k) / c.s + 1, OW = (c.W + 2 * c.pad - c.k) / c.s + 1;
     ConvNchwcParams p{c.N, c.C, c.H, c.W, c.M, c.k, c.k, OH, OW, c.s, c.s, c.pad, c.pad, true};
