@@ -271,15 +271,10 @@ def conv_bn(cin, cout, k, stride=1, groups=1, relu6=True):
     return nn.Sequential(*layers)
 
 
-@model("inverted_residual",
-       "three MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
-       "Conv+BatchNorm+ReLU6 (16 -> 48), depthwise 3x3 Conv+BatchNorm+ReLU6 (stride 1), 1x1 "
-       "project Conv+BatchNorm, residual Add; the same with 16 -> 32 -> 16; then 16 -> 32 expand, "
-       "depthwise stride 2, project to 24 (kiln fuses each expand with its depthwise: "
-       "kiln.FusedConvDepthwise; between blocked 1x1s, kiln.FusedConvDepthwiseNchwc: the first "
-       "writes its result blocked, the second reads and writes blocked values)",
-       "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
-def make_inverted_residual():
+def inverted_residual_blocks(blocks, bn_seed: int):
+    """MobileNetV2's inverted-residual blocks (cin, mid, cout, stride) in a row, as a torch module:
+    1x1 expand Conv+BatchNorm+ReLU6, depthwise 3x3 Conv+BatchNorm+ReLU6, 1x1 project Conv+BatchNorm,
+    and the residual Add where the block keeps its shape."""
     import torch
     from torch import nn
 
@@ -296,9 +291,22 @@ def make_inverted_residual():
             return x + y if self.residual else y
 
     torch.manual_seed(0)
-    net = nn.Sequential(Block(16, 48, 16, 1), Block(16, 32, 16, 1), Block(16, 32, 24, 2))
+    net = nn.Sequential(*(Block(*b) for b in blocks))
     reinit_weights(net)
-    randomize_batchnorm(net, seed=3)
+    randomize_batchnorm(net, seed=bn_seed)
+    return net
+
+
+@model("inverted_residual",
+       "three MobileNetV2 inverted-residual blocks, input [1,16,23,25] (odd sizes): 1x1 expand "
+       "Conv+BatchNorm+ReLU6 (16 -> 48), depthwise 3x3 Conv+BatchNorm+ReLU6 (stride 1), 1x1 "
+       "project Conv+BatchNorm, residual Add; the same with 16 -> 32 -> 16; then 16 -> 32 expand, "
+       "depthwise stride 2, project to 24 (kiln fuses each expand with its depthwise: "
+       "kiln.FusedConvDepthwise; between blocked 1x1s, kiln.FusedConvDepthwiseNchwc: the first "
+       "writes its result blocked, the second reads and writes blocked values)",
+       "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
+def make_inverted_residual():
+    net = inverted_residual_blocks([(16, 48, 16, 1), (16, 32, 16, 1), (16, 32, 24, 2)], bn_seed=3)
     x = rng(4).standard_normal((1, 16, 23, 25)).astype(np.float32)
     m, ref = export_torch(net, [x], opset=13)
     hist = op_histogram(m)
@@ -346,24 +354,7 @@ def make_mobilenet_head():
        "blocked 1x1s: kiln.DepthwiseConvNchwc)",
        "PyTorch, eval mode, torch.onnx.export opset 13 (BatchNorm folded into the Convs)")
 def make_mobilenet_tail():
-    import torch
-    from torch import nn
-
-    class Block(nn.Module):
-        def __init__(self, cin, mid, cout, stride):
-            super().__init__()
-            self.body = nn.Sequential(conv_bn(cin, mid, 1), conv_bn(mid, mid, 3, stride=stride, groups=mid),
-                                      conv_bn(mid, cout, 1, relu6=False))
-            self.residual = stride == 1 and cin == cout
-
-        def forward(self, x):
-            y = self.body(x)
-            return x + y if self.residual else y
-
-    torch.manual_seed(0)
-    net = nn.Sequential(Block(32, 96, 32, 1), Block(32, 64, 48, 2))
-    reinit_weights(net)
-    randomize_batchnorm(net, seed=7)
+    net = inverted_residual_blocks([(32, 96, 32, 1), (32, 64, 48, 2)], bn_seed=7)
     x = rng(8).standard_normal((1, 32, 9, 7)).astype(np.float32)
     m, ref = export_torch(net, [x], opset=13)
     hist = op_histogram(m)

@@ -8,6 +8,8 @@
 // (no math is written twice).
 #include "ir/ops/blocked.h"
 
+#include <utility>
+
 #include "ir/ops/conv.h"
 #include "ir/ops/fused.h"
 #include "ir/ops/op_helpers.h"
@@ -210,27 +212,24 @@ void register_blocked_ops(Registry& r) {
   });
   const OpDef* fused = r.find("kiln.FusedConv");
   if (!fused) fail("op family 'blocked' needs kiln.FusedConv registered first");
-  r.add(OpDef{
-      .name = "kiln.ConvNchwc",
-      .summary = "kiln.FusedConv with X (or X plain NCHW, of rank 4), Z and Y blocked as kiln.ToNchwc makes them (W "
-                 "and B as the FusedConv's)",
-      .inputs = fused->inputs,
-      .outputs = {"Y"},
-      .attrs = fused->attrs,
-      .infer = infer_conv_nchwc,
-      .eval = eval_conv_nchwc,
-      .cost = conv_nchwc_cost,
-  });
-  r.add(OpDef{
-      .name = "kiln.DepthwiseConvNchwc",
-      .summary = "kiln.ConvNchwc of a depthwise 3x3 (group = C = M, no Z): X and Y blocked as kiln.ToNchwc makes them",
-      .inputs = fused->inputs,
-      .outputs = {"Y"},
-      .attrs = fused->attrs,
-      .infer = infer_conv_nchwc,
-      .eval = eval_conv_nchwc,
-      .cost = conv_nchwc_cost,
-  });
+  // The same semantics under two names: the runtime runs a depthwise 3x3 with its own kernel.
+  for (const auto& [name, summary] : {std::pair<const char*, const char*>{
+                                          "kiln.ConvNchwc",
+                                          "kiln.FusedConv with X (or X plain NCHW, of rank 4), Z and Y blocked as "
+                                          "kiln.ToNchwc makes them (W and B as the FusedConv's)"},
+                                      {"kiln.DepthwiseConvNchwc",
+                                       "kiln.ConvNchwc of a depthwise 3x3 (group = C = M, no Z): X and Y blocked as "
+                                       "kiln.ToNchwc makes them"}})
+    r.add(OpDef{
+        .name = name,
+        .summary = summary,
+        .inputs = fused->inputs,
+        .outputs = {"Y"},
+        .attrs = fused->attrs,
+        .infer = infer_conv_nchwc,
+        .eval = eval_conv_nchwc,
+        .cost = conv_nchwc_cost,
+    });
   const OpDef* conv_depthwise = r.find("kiln.FusedConvDepthwise");
   if (!conv_depthwise) fail("op family 'blocked' needs kiln.FusedConvDepthwise registered first");
   r.add(OpDef{
