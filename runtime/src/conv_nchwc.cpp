@@ -15,6 +15,7 @@
 #include "kiln/rt/conv_nchwc_tile.h"
 #include "kiln/rt/gemm_bf16.h"
 #include "kiln/rt/kernel_log.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "kiln/rt/transpose8.h"
 #include "kiln/rt/x86_dispatch.h"
@@ -655,16 +656,53 @@ const char* conv_nchwc_isa_name(NchwcIsa isa) noexcept {
   return "portable";
 }
 
-void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
-                    const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa,
-                    const uint16_t* w_bf16) noexcept {
-  if (w_bf16 != nullptr && gemm_bf16_native() && conv_nchwc_bf16_applicable(p)) {
-    if (kernel_log_enabled()) log_conv_kernel("conv_nchwc_bf16", "avx512_bf16", p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
-    conv_nchwc_bf16(p, x, w_bf16, bias, z, act, y, pool);
-    return;
-  }
-  if (kernel_log_enabled())
-    log_conv_kernel("conv_nchwc", conv_nchwc_isa_name(isa), p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
+namespace {
+
+// A strided 1x1 without padding (ResNet's downsampling) reads one position of every stride in
+// every stride-th row: a line of 16 channels for each position it uses and, through the
+// hardware's adjacent-line fetch, another it does not. Its input is first gathered into the
+// positions it reads (a quarter of the plane at stride 2, into this thread's buffer, split
+// across the pool) and the 1x1 runs as a stride-1 plane. ResNet-50 with AVX-512 hidden, one
+// thread: 93.1 -> 91.6 ms (level at two threads and natively). nullptr where p is not such a
+// layer or no buffer is to be had (it then reads the positions in place).
+const float* subsample_1x1(const ConvNchwcParams& p, const float* x, ThreadPool* pool) {
+  if (p.KH != 1 || p.KW != 1 || (p.stride_h == 1 && p.stride_w == 1) || p.pad_top != 0 || p.pad_left != 0 ||
+      p.x_nchw)
+    return nullptr;
+  const int64_t rows = p.N * (p.C / kB) * p.OH;
+  float* xs = static_cast<float*>(
+      thread_buffer(ThreadBuffer::conv_subsampled, static_cast<size_t>(rows * p.OW * kB) * sizeof(float)));
+  if (!xs) return nullptr;
+  struct Gather {
+    const ConvNchwcParams* p;
+    const float* x;
+    float* xs;
+  } g{&p, x, xs};
+  parallel_for(pool, rows, [g = &g](int64_t r0, int64_t r1) {
+    const ConvNchwcParams& q = *g->p;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / q.OH, oh = r % q.OH;  // plane: image and block
+      const float* src = g->x + ((plane * q.H + oh * q.stride_h) * q.W) * kB;
+      float* dst = g->xs + r * q.OW * kB;
+      for (int64_t ow = 0; ow < q.OW; ++ow)
+        std::memcpy(dst + ow * kB, src + ow * q.stride_w * kB, kB * sizeof(float));
+    }
+  });
+  return xs;
+}
+
+// p on the gathered input: a stride-1 1x1 over the OH x OW positions.
+ConvNchwcParams subsampled_params(const ConvNchwcParams& p) {
+  ConvNchwcParams s = p;
+  s.H = p.OH;
+  s.W = p.OW;
+  s.stride_h = s.stride_w = 1;
+  return s;
+}
+
+// conv_nchwc_f32 after the bf16 path and the gathering, on x as given.
+void conv_nchwc_plane(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
+                      const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa) {
   const Kernels& ks = kernels(conv_nchwc_isa_supported(isa) ? isa : NchwcIsa::automatic);
   const int64_t per = ks.max_f > 0 ? ks.max_f : 1;
   const bool plane = p.KH == 1 && p.KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
@@ -687,6 +725,25 @@ void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packe
   parallel_for_balanced(pool, units, [j = &job](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) run_unit(*j, u);
   });
+}
+
+}  // namespace
+
+void conv_nchwc_f32(const ConvNchwcParams& p, const float* x, const float* packed_w, const float* bias,
+                    const float* z, const StoreActivation& act, float* y, ThreadPool* pool, NchwcIsa isa,
+                    const uint16_t* w_bf16) noexcept {
+  if (w_bf16 != nullptr && gemm_bf16_native() && conv_nchwc_bf16_applicable(p)) {
+    if (kernel_log_enabled()) log_conv_kernel("conv_nchwc_bf16", "avx512_bf16", p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
+    conv_nchwc_bf16(p, x, w_bf16, bias, z, act, y, pool);
+    return;
+  }
+  if (kernel_log_enabled())
+    log_conv_kernel("conv_nchwc", conv_nchwc_isa_name(isa), p.C, p.H, p.W, p.M, p.KH, p.KW, p.stride_w);
+  if (const float* xs = subsample_1x1(p, x, pool)) {
+    conv_nchwc_plane(subsampled_params(p), xs, packed_w, bias, z, act, y, pool, isa);
+    return;
+  }
+  conv_nchwc_plane(p, x, packed_w, bias, z, act, y, pool, isa);
 }
 
 }  // namespace kiln::rt

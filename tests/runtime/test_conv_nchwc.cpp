@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <limits>
@@ -9,6 +10,7 @@
 
 #include "kiln/rt/conv_nchwc.h"
 #include "kiln/rt/gemm.h"
+#include "kiln/rt/thread_buffer.h"
 #include "kiln/rt/thread_pool.h"
 #include "test_util.h"
 
@@ -127,6 +129,17 @@ TEST_CASE("conv_nchwc_f32 matches the reference: 1x1s and 3x3s, strides, padding
             serial = y;
           else
             CHECK(y == serial);  // each value summed the same way on any thread count
+        }
+        if (c.k == 1 && (c.sh > 1 || c.sw > 1)) {
+          // A strided 1x1 gathers its positions into a thread buffer first; without one, it
+          // reads them in place.
+          set_thread_buffer_limit(0);
+          std::vector<float> y(static_cast<size_t>(out), -3.f);
+          conv_nchwc_f32(p, xb.data(), packed.data(), with_bias ? b.data() : nullptr, with_z ? zb.data() : nullptr,
+                         act, y.data(), &pool, isa);
+          set_thread_buffer_limit(SIZE_MAX);
+          INFO("strided 1x1 without a buffer: C " << c.C << " isa " << static_cast<int>(isa));
+          CHECK(kiln_test::max_rel_diff(y, want) < 1e-5 * std::max(1.0, std::sqrt(p.C / 256.0)));
         }
       }
     }

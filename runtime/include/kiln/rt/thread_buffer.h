@@ -11,7 +11,18 @@
 namespace kiln::rt {
 
 // Independent buffers of one thread, for kernels whose calls nest or overlap.
-enum class ThreadBuffer { gemm_a, gemm_b, conv_padded, qconv_panels, qgemm_panels, qdepthwise_sums, qconv_patch_rows, attention, count };
+enum class ThreadBuffer {
+  gemm_a,
+  gemm_b,
+  conv_padded,
+  conv_subsampled,
+  qconv_panels,
+  qgemm_panels,
+  qdepthwise_sums,
+  qconv_patch_rows,
+  attention,
+  count
+};
 
 // This thread's buffer `which`, at least `bytes` long and 64-byte aligned, or nullptr if it
 // cannot grow (the caller falls back to something slower). Its contents are whatever the last
